@@ -1,0 +1,122 @@
+#pragma once
+// The runner: discovery, then each planned check in its own thread under a deadline. The
+// calling thread only waits, so a check stuck inside a driver call cannot hold the run: the
+// check is recorded as CHECK_TIMEOUT, abandoned, and the verdict still comes out. RunState is
+// the thread-safe record of the run that the signal/deadline supervisor can finalize from if
+// the runner itself cannot.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "preflight/check.hpp"
+#include "preflight/verdict.hpp"
+
+namespace preflight {
+
+struct PlannedCheck {
+  const Check* check = nullptr;
+  std::chrono::seconds budget{0};
+};
+
+// The checks a run will execute: the profile's checks, or those named by --checks (in
+// registry order), with checks marked required always included. Throws InvalidInput for an
+// unknown name.
+std::vector<PlannedCheck> plan_checks(const CheckRegistry& registry, Profile profile,
+                                      const std::vector<std::string>& selected);
+
+// Default global deadline: the planned checks' budgets plus discovery and a margin.
+std::chrono::seconds default_timeout(const std::vector<PlannedCheck>& plan);
+
+enum class StopCause { none, signal, deadline };
+
+class RunState {
+ public:
+  RunState(Verdict skeleton, const std::vector<PlannedCheck>& plan, bool strict);
+
+  void set_system(SystemInfo system);
+  void check_started(std::size_t index);
+  void check_finished(std::size_t index, CheckResult result);
+  void add_run_finding(Finding finding);
+  void note_abandoned_thread();
+  // Applied by compose() to every check result: tags findings that injected faults produce.
+  void set_injection_marker(std::function<void(CheckResult&)> marker);
+  int abandoned_threads() const;
+
+  // From the supervisor: a signal arrived (why: "SIGTERM") or the hard deadline passed.
+  void request_stop(StopCause cause, std::string why);
+  StopCause stop_cause() const;
+  std::string stop_why() const;
+
+  // Sleeps until notify() or the timeout, whichever first (waiters re-check their condition).
+  void wait_for_event(std::chrono::milliseconds timeout);
+  void notify();
+
+  // The verdict as it stands: finished checks as recorded; the check in progress (if any)
+  // gets CHECK_INTERRUPTED (signal) or CHECK_TIMEOUT (deadline); checks not started are
+  // skipped with "not run: <why>". Aggregated.
+  Verdict compose() const;
+
+  // True for exactly one caller: the one that writes the verdict.
+  bool claim_finalize();
+  bool finalized() const { return finalized_.load(); }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  Verdict verdict_;
+  std::vector<std::optional<CheckResult>> results_;
+  std::vector<std::string> names_;
+  std::optional<std::size_t> running_;
+  SteadyClock::time_point running_since_;
+  SteadyClock::time_point started_;
+  bool strict_ = false;
+  StopCause stop_cause_ = StopCause::none;
+  std::string stop_why_;
+  int abandoned_ = 0;
+  std::function<void(CheckResult&)> marker_;
+  std::atomic<bool> finalized_{false};
+  bool event_ = false;
+};
+
+struct RunSettings {
+  Profile profile = Profile::quick;
+  NodeExpectations expect;
+  SteadyClock::time_point deadline;  // the global --timeout
+  std::chrono::seconds discovery_budget{20};
+  // How long a check gets to return on its own after its deadline passed before it is
+  // abandoned.
+  std::chrono::milliseconds cancel_grace{500};
+  std::string thresholds_path;  // --thresholds file, already validated once
+};
+
+struct RunOutcome {
+  Verdict verdict;
+  std::string invalid;  // non-empty: bad input found after discovery (exit 2, nothing written)
+};
+
+class Runner {
+ public:
+  Runner(GpuBackend& backend, const FaultPlan& faults) : backend_(backend), faults_(faults) {}
+  // Runs discovery and the plan, recording into state. Never throws for check failures.
+  RunOutcome run(RunState& state, const std::vector<PlannedCheck>& plan,
+                 const RunSettings& settings);
+
+ private:
+  GpuBackend& backend_;
+  const FaultPlan& faults_;
+};
+
+// Discovery alone, bounded (for `preflight thresholds`): nullopt when it did not finish in time.
+std::optional<NodeReading> discover_within(GpuBackend& backend, std::chrono::seconds budget);
+
+// The SystemInfo block of the verdict from a discovery reading.
+SystemInfo system_info_from(const NodeReading& node);
+
+}  // namespace preflight

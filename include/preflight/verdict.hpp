@@ -1,0 +1,110 @@
+#pragma once
+// The verdict model: findings on entities, per-check results, and the one aggregation rule
+// that turns them into a node verdict and an exit code (docs/verdict.md).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace preflight {
+
+enum class Status { pass, warn, fail, skip, error };
+enum class Severity { info, warn, fail };
+
+std::string_view to_string(Status status);
+std::string_view to_string(Severity severity);
+
+// Documented exit codes (README, docs/verdict.md).
+enum ExitCode : int {
+  kExitHealthy = 0,
+  kExitUnhealthy = 1,
+  kExitInvalidInvocation = 2,
+  kExitInternalError = 3,
+};
+
+struct Finding {
+  std::string code;  // stable, from the catalogue (docs/findings.md)
+  Severity severity = Severity::info;
+  std::string entity;  // gpu0, mlx5_1, gpu0-gpu3, node
+  std::string message;
+  std::optional<double> value;
+  std::string unit;
+  std::optional<double> threshold;
+  std::string remediation;
+  bool injected = false;  // produced by --inject-fault
+
+  // Attaches the measured value the finding is about, its unit and the limit it crossed.
+  Finding& measured(double measured_value, std::string value_unit,
+                    std::optional<double> limit = std::nullopt);
+};
+
+using Metrics = std::vector<std::pair<std::string, double>>;
+
+struct CheckResult {
+  std::string name;
+  Status status = Status::pass;
+  double duration_s = 0.0;
+  std::string summary;
+  std::string skip_reason;
+  std::vector<Finding> findings;
+  Metrics metrics;
+
+  void add_metric(std::string key, double value) { metrics.emplace_back(std::move(key), value); }
+};
+
+// pass/warn/fail from the most severe finding; info findings do not change the status.
+Status status_from_findings(const std::vector<Finding>& findings);
+
+struct GpuIdentity {
+  int index = 0;
+  std::string name;
+  std::string uuid;
+  std::string pci_bus_id;
+  std::string serial;
+};
+
+struct SystemInfo {
+  std::string driver_version;  // empty when unknown
+  std::string cuda_driver;
+  std::string cuda_runtime;
+  std::string nccl;
+  std::vector<GpuIdentity> gpus;
+};
+
+struct ToolInfo {
+  std::string name = "preflight";
+  std::string version;
+  std::string git;
+};
+
+inline constexpr std::string_view kVerdictSchema = "preflight.verdict/1";
+
+struct Verdict {
+  ToolInfo tool;
+  std::string host;
+  std::string started_at;  // UTC ISO-8601
+  double duration_s = 0.0;
+  std::string profile;
+  std::vector<std::string> argv;
+  SystemInfo system;
+  Status verdict = Status::pass;  // pass, warn or fail
+  int exit_code = kExitHealthy;
+  std::string reason;
+  std::vector<std::string> injected_faults;
+  std::vector<Finding> findings;  // run-level findings (discovery, interruption), entity node
+  std::vector<CheckResult> checks;
+};
+
+// The aggregation rule: any check with status fail or error, or any run-level finding of
+// severity fail, gives fail; else any warn gives warn; else pass. Exit code: fail -> 1, except
+// that a fail caused only by tool errors (status error) -> 3; warn -> 0, or 1 with strict.
+// Fills verdict, exit_code and reason.
+void aggregate(Verdict& verdict, bool strict);
+
+// A drain-safe one-line reason: printable ASCII, no quotes, backslashes or newlines, at most
+// 200 characters.
+std::string sanitize_reason(std::string_view text);
+inline constexpr std::size_t kMaxReasonLength = 200;
+
+}  // namespace preflight

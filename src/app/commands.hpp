@@ -1,0 +1,19 @@
+#pragma once
+#include "preflight/cli.hpp"
+
+namespace preflight {
+
+struct CommandResult {
+  int exit_code = 0;
+  // A thread is stuck in the driver: the process must end without joining it or running
+  // destructors under it (main uses _Exit).
+  bool threads_abandoned = false;
+};
+
+// They throw InvalidInput for bad input (exit 2); main maps anything else to an internal error
+// (exit 3).
+CommandResult run_command(const Invocation& inv, int argc, const char* const* argv);
+CommandResult list_command(const Invocation& inv);
+CommandResult thresholds_command(const Invocation& inv);
+
+}  // namespace preflight

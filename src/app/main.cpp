@@ -1,0 +1,48 @@
+// preflight: the only place that decides how the process ends.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "preflight/errors.hpp"
+#include "preflight/verdict.hpp"
+
+namespace {
+
+int finish(const preflight::CommandResult& result) {
+  if (result.threads_abandoned) {
+    // A thread stuck in the driver can be neither joined nor left to run under static
+    // destructors: end here, after flushing what was written.
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    std::_Exit(result.exit_code);
+  }
+  return result.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace preflight;
+  const Invocation inv = parse_command_line(argc, argv);
+  try {
+    switch (inv.command) {
+      case Command::message:
+        (inv.exit_code == 0 ? std::cout : std::cerr) << inv.message
+                                                     << (inv.exit_code == 0 ? "" : "\n");
+        return inv.exit_code;
+      case Command::run: return finish(run_command(inv, argc, argv));
+      case Command::list: return finish(list_command(inv));
+      case Command::thresholds: return finish(thresholds_command(inv));
+    }
+  } catch (const InvalidInput& e) {
+    std::cerr << "preflight: " << e.what() << '\n';
+    return kExitInvalidInvocation;
+  } catch (const std::exception& e) {
+    std::cerr << "preflight: internal error: " << e.what() << '\n';
+    return kExitInternalError;
+  }
+  return kExitInternalError;
+}

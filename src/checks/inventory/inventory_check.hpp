@@ -1,0 +1,19 @@
+#pragma once
+#include "preflight/check.hpp"
+
+namespace preflight {
+
+// Software and configuration of the node's GPUs, in seconds: count against expectations,
+// driver and CUDA, MIG, ECC, memory health, persistence, clock events, temperature, PCIe link,
+// NVLink, other processes, and a responsiveness probe per GPU.
+class InventoryCheck final : public Check {
+ public:
+  InventoryCheck();
+  const CheckInfo& info() const override { return info_; }
+  CheckResult run(CheckContext& ctx) override;
+
+ private:
+  CheckInfo info_;
+};
+
+}  // namespace preflight

@@ -1,0 +1,272 @@
+#include "checks/inventory/inventory_rules.hpp"
+
+#include <set>
+
+#include "preflight/catalogue.hpp"
+
+namespace preflight {
+
+namespace {
+
+using namespace clock_event;
+
+// Clock-event reasons that mean the hardware is protecting itself: at idle none should be set.
+constexpr std::uint64_t kHardwareReasons =
+    kHwSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown | kSwThermalSlowdown;
+
+std::string gpu_entity(const GpuReading& g) { return "gpu" + std::to_string(g.index); }
+
+std::string num(double v) {
+  std::string s = std::to_string(v);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+void judge_count(const NodeReading& node, const NodeExpectations& expect,
+                 InventoryJudgement& out) {
+  const int count = static_cast<int>(node.gpus.size());
+  if (count == 0) {
+    std::string why = "NVML: " + (node.nvml_error.empty() ? "no GPUs" : node.nvml_error) +
+                      "; CUDA: " + (node.cuda_error.empty() ? "no devices" : node.cuda_error);
+    if (node.pci_gpu_count && *node.pci_gpu_count > 0) {
+      why += "; the PCI bus shows " + std::to_string(*node.pci_gpu_count) + " NVIDIA GPUs";
+    }
+    if (expect.gpus == 0) {
+      out.findings.push_back(make_finding("NO_GPU_EXPECTED", "node", "no GPU visible (" + why + ")"));
+    } else {
+      out.findings.push_back(
+          make_finding("NO_GPU_VISIBLE", "node", "no GPU or driver visible (" + why + ")")
+              .measured(0, "GPUs", expect.gpus ? *expect.gpus : 1));
+    }
+    return;
+  }
+  if (expect.gpus && *expect.gpus > 0 && count != *expect.gpus) {
+    out.findings.push_back(make_finding("GPU_COUNT_MISMATCH", "node",
+                                        std::to_string(count) + " GPUs visible, " +
+                                            std::to_string(*expect.gpus) + " expected")
+                               .measured(count, "GPUs", *expect.gpus));
+  }
+  if (node.pci_gpu_count && *node.pci_gpu_count > count) {
+    out.findings.push_back(make_finding("GPU_MISSING_FROM_DRIVER", "node",
+                                        "the PCI bus shows " + std::to_string(*node.pci_gpu_count) +
+                                            " NVIDIA GPUs, the driver lists " +
+                                            std::to_string(count))
+                               .measured(count, "GPUs", *node.pci_gpu_count));
+  }
+}
+
+void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudgement& out) {
+  if (!node.nvml_loaded) {
+    out.findings.push_back(make_finding("NVML_UNAVAILABLE", "node",
+                                        "GPU health not readable: " + node.nvml_error));
+  }
+  const bool cuda_sees_none = node.cuda_device_count == 0;
+  if (cuda_sees_none && node.nvml_loaded) {
+    out.findings.push_back(make_finding(
+        "CUDA_UNAVAILABLE", "node",
+        "CUDA runtime sees no device: " + (node.cuda_error.empty() ? "no error given" : node.cuda_error)));
+  }
+  if (th.sku_id() == "generic") {
+    const auto& g = node.gpus.front();
+    char id[8];
+    std::snprintf(id, sizeof id, "%04x", g.pci_device_id);
+    out.findings.push_back(make_finding("SKU_UNKNOWN", "node",
+                                        "GPU model '" + g.name + "' (pci device id 0x" + id +
+                                            ") is not in the SKU table; generic thresholds apply"));
+  }
+  std::set<std::string> models;
+  for (const auto& g : node.gpus) models.insert(g.name);
+  if (models.size() > 1) {
+    std::string list;
+    for (const auto& m : models) list += (list.empty() ? "" : ", ") + m;
+    out.findings.push_back(make_finding("MIXED_GPU_MODELS", "node", "GPU models: " + list));
+  }
+  if (!cuda_sees_none) {
+    for (const auto& g : node.gpus) {
+      if (g.cuda_ordinal < 0) {
+        out.findings.push_back(make_finding("GPU_NOT_VISIBLE_TO_CUDA", gpu_entity(g),
+                                            "NVML lists " + g.pci_bus_id +
+                                                " but the CUDA runtime does not see it"));
+      }
+    }
+  }
+}
+
+void judge_memory(const GpuReading& g, const Thresholds& th, InventoryJudgement& out) {
+  const std::string e = gpu_entity(g);
+  const double unc_max = th.get("inventory.ecc_uncorrectable_max");
+  if (g.ecc_uncorrected_volatile && *g.ecc_uncorrected_volatile > unc_max) {
+    out.findings.push_back(make_finding("ECC_UNCORRECTABLE_VOLATILE", e,
+                                        num(*g.ecc_uncorrected_volatile) +
+                                            " uncorrectable ECC errors since the driver loaded")
+                               .measured(*g.ecc_uncorrected_volatile, "count", unc_max));
+  } else if (g.ecc_uncorrected_aggregate && *g.ecc_uncorrected_aggregate > 0) {
+    out.findings.push_back(make_finding("ECC_UNCORRECTABLE_AGGREGATE", e,
+                                        num(*g.ecc_uncorrected_aggregate) +
+                                            " uncorrectable ECC errors in the GPU's lifetime")
+                               .measured(*g.ecc_uncorrected_aggregate, "count", 0));
+  }
+  const double corr_warn = th.get("inventory.ecc_correctable_warn");
+  if (g.ecc_corrected_volatile && *g.ecc_corrected_volatile > corr_warn) {
+    out.findings.push_back(make_finding("ECC_CORRECTABLE_HIGH", e,
+                                        num(*g.ecc_corrected_volatile) +
+                                            " correctable ECC errors since the driver loaded")
+                               .measured(*g.ecc_corrected_volatile, "count", corr_warn));
+  }
+  if (g.retired_pages_pending.value_or(false)) {
+    out.findings.push_back(make_finding("RETIRED_PAGES_PENDING", e, "page retirement pending"));
+  }
+  if (g.row_remap_failed.value_or(false)) {
+    out.findings.push_back(make_finding("ROW_REMAP_FAILED", e, "row remapping failed"));
+  } else if (g.row_remap_pending.value_or(false)) {
+    out.findings.push_back(make_finding("ROW_REMAP_PENDING", e, "row remapping pending"));
+  }
+}
+
+void judge_pcie(const GpuReading& g, const Thresholds& th, InventoryJudgement& out) {
+  std::vector<std::string> problems;
+  const int want_gen = static_cast<int>(th.get("inventory.expected_pcie_gen"));
+  const int want_width = static_cast<int>(th.get("inventory.expected_pcie_width"));
+  if (g.pcie_gen_max_link && g.pcie_gen_max_gpu && *g.pcie_gen_max_link < *g.pcie_gen_max_gpu) {
+    problems.push_back("link reaches Gen" + std::to_string(*g.pcie_gen_max_link) +
+                       ", GPU supports Gen" + std::to_string(*g.pcie_gen_max_gpu));
+  } else if (g.pcie_gen_max_link && want_gen > 0 && *g.pcie_gen_max_link < want_gen) {
+    problems.push_back("link reaches Gen" + std::to_string(*g.pcie_gen_max_link) + ", SKU needs Gen" +
+                       std::to_string(want_gen));
+  }
+  if (g.pcie_width_current && g.pcie_width_max && *g.pcie_width_current < *g.pcie_width_max) {
+    problems.push_back("running x" + std::to_string(*g.pcie_width_current) + " of x" +
+                       std::to_string(*g.pcie_width_max));
+  } else if (g.pcie_width_current && want_width > 0 && *g.pcie_width_current < want_width) {
+    problems.push_back("running x" + std::to_string(*g.pcie_width_current) + ", SKU needs x" +
+                       std::to_string(want_width));
+  }
+  if (problems.empty()) return;
+  std::string msg;
+  for (const auto& p : problems) msg += (msg.empty() ? "" : "; ") + p;
+  out.findings.push_back(make_finding("PCIE_LINK_DEGRADED", gpu_entity(g), msg));
+}
+
+void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, InventoryJudgement& out) {
+  const std::string e = gpu_entity(g);
+  if (g.mig_enabled.value_or(false)) out.findings.push_back(make_finding("MIG_ENABLED", e, "MIG mode is on"));
+  if (g.ecc_enabled && !*g.ecc_enabled) out.findings.push_back(make_finding("ECC_DISABLED", e, "ECC is off"));
+  if (g.persistence_enabled && !*g.persistence_enabled) {
+    out.findings.push_back(make_finding("PERSISTENCE_MODE_OFF", e, "persistence mode is off"));
+  }
+  judge_memory(g, th, out);
+
+  if (g.clock_event_reasons) {
+    const auto mask = *g.clock_event_reasons;
+    if (mask & kHardwareReasons) {
+      out.findings.push_back(make_finding("CLOCKS_THROTTLED_HW", e,
+                                          "clocks held down at idle: " +
+                                              describe_clock_events(mask & kHardwareReasons)));
+    } else if (mask & kSwPowerCap) {
+      out.findings.push_back(
+          make_finding("CLOCKS_THROTTLED_POWER_CAP", e, "clocks held down at idle: SW power cap"));
+    }
+  }
+  if (g.temperature_c) {
+    const double fail = th.get("inventory.temperature_fail_c");
+    const double warn = th.get("inventory.temperature_warn_c");
+    const double t = *g.temperature_c;
+    if (t >= fail) {
+      out.findings.push_back(make_finding("TEMPERATURE_CRITICAL", e, num(t) + " C at idle")
+                                 .measured(t, "C", fail));
+    } else if (t >= warn) {
+      out.findings.push_back(make_finding("TEMPERATURE_HIGH", e, num(t) + " C at idle")
+                                 .measured(t, "C", warn));
+    }
+  }
+  judge_pcie(g, th, out);
+
+  // A GPU alone in a node (or a VM) has no NVLink peer: its links are down by design.
+  const double links = th.get("inventory.expected_nvlink_links");
+  if (multi_gpu && links > 0 && g.nvlink_active && *g.nvlink_active < links) {
+    out.findings.push_back(make_finding("NVLINK_INACTIVE", e,
+                                        num(*g.nvlink_active) + " of " + num(links) +
+                                            " NVLink links active")
+                               .measured(*g.nvlink_active, "links", links));
+  }
+
+  const double mem_fail = th.get("inventory.foreign_memory_fail_mib");
+  if (g.foreign_memory_mib && *g.foreign_memory_mib > mem_fail) {
+    out.findings.push_back(
+        make_finding("FOREIGN_MEMORY_HIGH", e,
+                     num(g.foreign_processes.value_or(0)) + " other processes hold " +
+                         num(*g.foreign_memory_mib) + " MiB")
+            .measured(*g.foreign_memory_mib, "MiB", mem_fail));
+  } else if (g.foreign_processes && *g.foreign_processes > 0) {
+    out.findings.push_back(make_finding("FOREIGN_PROCESSES", e,
+                                        num(*g.foreign_processes) + " other processes hold " +
+                                            num(g.foreign_memory_mib.value_or(0)) + " MiB")
+                               .measured(*g.foreign_processes, "processes", 0));
+  }
+  if (g.responsive && !*g.responsive) {
+    out.findings.push_back(make_finding("GPU_UNRESPONSIVE", e, "probe failed: " + g.probe_error));
+  }
+  if (!g.read_errors.empty()) {
+    std::string msg;
+    for (std::size_t i = 0; i < g.read_errors.size() && i < 3; ++i) {
+      msg += (msg.empty() ? "" : "; ") + g.read_errors[i];
+    }
+    if (g.read_errors.size() > 3) msg += "; +" + std::to_string(g.read_errors.size() - 3) + " more";
+    out.findings.push_back(make_finding("NVML_READ_ERROR", e, msg));
+  }
+}
+
+void add_metrics(const NodeReading& node, InventoryJudgement& out) {
+  out.metrics.emplace_back("gpu_count", static_cast<double>(node.gpus.size()));
+  if (node.pci_gpu_count) out.metrics.emplace_back("pci_gpu_count", *node.pci_gpu_count);
+  for (const auto& g : node.gpus) {
+    const std::string p = gpu_entity(g) + ".";
+    const auto opt = [&](const std::string& key, auto value) {
+      if (value) out.metrics.emplace_back(p + key, static_cast<double>(*value));
+    };
+    opt("temperature_c", g.temperature_c);
+    opt("pcie_gen_max_link", g.pcie_gen_max_link);
+    opt("pcie_width", g.pcie_width_current);
+    opt("nvlink_active", g.nvlink_active);
+    opt("ecc_corrected_volatile", g.ecc_corrected_volatile);
+    opt("ecc_uncorrected_volatile", g.ecc_uncorrected_volatile);
+    if (g.responsive) out.metrics.emplace_back(p + "probe_ms", g.probe_ms);
+  }
+}
+
+}  // namespace
+
+std::string describe_clock_events(std::uint64_t mask) {
+  static const std::pair<std::uint64_t, const char*> names[] = {
+      {kSwPowerCap, "SW power cap"},           {kHwSlowdown, "HW slowdown"},
+      {kSwThermalSlowdown, "SW thermal slowdown"}, {kHwThermalSlowdown, "HW thermal slowdown"},
+      {kHwPowerBrakeSlowdown, "HW power brake"}};
+  std::string out;
+  for (const auto& [bit, name] : names) {
+    if (mask & bit) out += (out.empty() ? "" : ", ") + std::string(name);
+  }
+  return out;
+}
+
+InventoryJudgement judge_inventory(const NodeReading& node, const Thresholds& thresholds,
+                                   const NodeExpectations& expect) {
+  InventoryJudgement out;
+  judge_count(node, expect, out);
+  add_metrics(node, out);
+  if (node.gpus.empty()) {
+    out.summary = expect.gpus == 0 ? "no GPU (accepted: --expect-gpus 0)" : "no GPU or driver visible";
+    return out;
+  }
+  judge_software(node, thresholds, out);
+  for (const auto& g : node.gpus) judge_gpu(g, thresholds, node.gpus.size() > 1, out);
+
+  std::set<std::string> models;
+  for (const auto& g : node.gpus) models.insert(g.name);
+  out.summary = std::to_string(node.gpus.size()) + " x " + *models.begin() +
+                (models.size() > 1 ? " (mixed)" : "");
+  if (!node.driver_version.empty()) out.summary += ", driver " + node.driver_version;
+  return out;
+}
+
+}  // namespace preflight

@@ -1,0 +1,26 @@
+#pragma once
+// The inventory check's judgement, as a pure function of readings and thresholds, so every
+// rule is unit-tested with readings made up in the test.
+#include <string>
+#include <vector>
+
+#include "preflight/check.hpp"
+#include "preflight/gpu_backend.hpp"
+#include "preflight/thresholds.hpp"
+#include "preflight/verdict.hpp"
+
+namespace preflight {
+
+struct InventoryJudgement {
+  std::vector<Finding> findings;
+  Metrics metrics;
+  std::string summary;
+};
+
+InventoryJudgement judge_inventory(const NodeReading& node, const Thresholds& thresholds,
+                                   const NodeExpectations& expect);
+
+// "HW slowdown, HW thermal" for the bits of a clocks-event mask that matter.
+std::string describe_clock_events(std::uint64_t mask);
+
+}  // namespace preflight

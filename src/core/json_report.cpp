@@ -1,0 +1,89 @@
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "preflight/report.hpp"
+
+namespace preflight {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// JSON has no NaN or infinity: a non-finite figure becomes null rather than a string.
+Json number_or_null(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+
+Json finding_json(const Finding& f) {
+  Json j;
+  j["code"] = f.code;
+  j["severity"] = std::string(to_string(f.severity));
+  j["entity"] = f.entity;
+  j["message"] = f.message;
+  j["value"] = number_or_null(f.value);
+  j["unit"] = f.unit;
+  j["threshold"] = number_or_null(f.threshold);
+  j["remediation"] = f.remediation;
+  j["injected"] = f.injected;
+  return j;
+}
+
+Json findings_json(const std::vector<Finding>& findings) {
+  Json arr = Json::array();
+  for (const auto& f : findings) arr.push_back(finding_json(f));
+  return arr;
+}
+
+}  // namespace
+
+std::string verdict_to_json_text(const Verdict& v) {
+  Json j;
+  j["schema"] = std::string(kVerdictSchema);
+  j["tool"] = {{"name", v.tool.name}, {"version", v.tool.version}, {"git", v.tool.git}};
+  j["host"] = v.host;
+  j["started_at"] = v.started_at;
+  j["duration_s"] = std::round(v.duration_s * 1000.0) / 1000.0;
+  j["profile"] = v.profile;
+  j["argv"] = v.argv;
+
+  Json gpus = Json::array();
+  for (const auto& g : v.system.gpus) {
+    gpus.push_back({{"index", g.index},
+                    {"name", g.name},
+                    {"uuid", g.uuid},
+                    {"pci_bus_id", g.pci_bus_id},
+                    {"serial", g.serial}});
+  }
+  j["system"] = {{"driver_version", v.system.driver_version},
+                 {"cuda_driver", v.system.cuda_driver},
+                 {"cuda_runtime", v.system.cuda_runtime},
+                 {"nccl", v.system.nccl},
+                 {"gpus", gpus}};
+
+  j["verdict"] = std::string(to_string(v.verdict));
+  j["exit_code"] = v.exit_code;
+  j["reason"] = v.reason;
+  j["injected_faults"] = v.injected_faults;
+  j["findings"] = findings_json(v.findings);
+
+  Json checks = Json::array();
+  for (const auto& c : v.checks) {
+    Json cj;
+    cj["name"] = c.name;
+    cj["status"] = std::string(to_string(c.status));
+    cj["duration_s"] = std::round(c.duration_s * 1000.0) / 1000.0;
+    cj["summary"] = c.summary;
+    cj["skip_reason"] = c.skip_reason;
+    cj["findings"] = findings_json(c.findings);
+    Json metrics = Json::object();
+    for (const auto& [key, value] : c.metrics) metrics[key] = number_or_null(value);
+    cj["metrics"] = metrics;
+    checks.push_back(std::move(cj));
+  }
+  j["checks"] = checks;
+  // Replace invalid UTF-8 (a GPU name from a broken driver) instead of throwing.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace preflight

@@ -1,0 +1,81 @@
+#include <stdexcept>
+
+#include "preflight/check.hpp"
+
+namespace preflight {
+
+std::string_view to_string(Profile profile) {
+  switch (profile) {
+    case Profile::quick: return "quick";
+    case Profile::standard: return "standard";
+    case Profile::burnin: return "burnin";
+  }
+  return "quick";
+}
+
+std::optional<Profile> parse_profile(std::string_view text) {
+  for (auto p : kAllProfiles) {
+    if (to_string(p) == text) return p;
+  }
+  return std::nullopt;
+}
+
+std::string_view describe(Profile profile) {
+  switch (profile) {
+    case Profile::quick:
+      return "Slurm prolog and CI gates: every check in its shortest form, seconds to a minute";
+    case Profile::standard:
+      return "Routine health check: longer measurements, a few minutes";
+    case Profile::burnin:
+      return "Burn-in of new or repaired nodes: long stress runs, minutes to hours";
+  }
+  return "";
+}
+
+void CheckRegistry::add(std::unique_ptr<Check> check) {
+  if (!check) throw std::logic_error("CheckRegistry::add: null check");
+  if (find(check->info().name) != nullptr) {
+    throw std::logic_error("CheckRegistry::add: duplicate check " + check->info().name);
+  }
+  checks_.push_back(std::move(check));
+}
+
+const Check* CheckRegistry::find(std::string_view name) const {
+  for (const auto& c : checks_) {
+    if (c->info().name == name) return c.get();
+  }
+  return nullptr;
+}
+
+std::vector<const Check*> CheckRegistry::all() const {
+  std::vector<const Check*> out;
+  out.reserve(checks_.size());
+  for (const auto& c : checks_) out.push_back(c.get());
+  return out;
+}
+
+std::vector<std::string> CheckRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& c : checks_) out.push_back(c->info().name);
+  return out;
+}
+
+std::vector<FaultKindSpec> runner_fault_kinds() {
+  FaultKindSpec hang;
+  hang.kind = "hang";
+  hang.targets = {TargetType::check};
+  hang.description =
+      "the named check never returns, as if stuck inside a driver call (exercises the watchdog)";
+  hang.codes = {"CHECK_TIMEOUT"};
+  return {hang};
+}
+
+std::vector<FaultKindSpec> CheckRegistry::fault_kinds() const {
+  std::vector<FaultKindSpec> kinds = runner_fault_kinds();
+  for (const auto& c : checks_) {
+    for (const auto& k : c->info().fault_kinds) kinds.push_back(k);
+  }
+  return kinds;
+}
+
+}  // namespace preflight

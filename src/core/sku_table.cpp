@@ -1,0 +1,168 @@
+// The threshold catalogue (every key, its unit, range and generic value) and the table of known
+// GPU SKUs with the values that differ from generic. Where each number comes from is written
+// down in docs/thresholds.md; keep the two in step.
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+
+#include "preflight/thresholds.hpp"
+
+namespace preflight {
+namespace {
+
+bool equals_ignore_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool contains_ignore_case(std::string_view haystack, std::string_view needle) {
+  if (needle.empty() || needle.size() > haystack.size()) return false;
+  for (std::size_t start = 0; start + needle.size() <= haystack.size(); ++start) {
+    if (equals_ignore_case(haystack.substr(start, needle.size()), needle)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<ThresholdSpec>& threshold_specs() {
+  // Order matters: it is the order of `preflight thresholds` output and of the docs table.
+  static const std::vector<ThresholdSpec> specs = {
+      {"inventory.temperature_warn_c", "C", "idle GPU temperature at or above this is a warning",
+       20, 120, true, 75},
+      {"inventory.temperature_fail_c", "C", "idle GPU temperature at or above this fails", 20, 120,
+       true, 85},
+      {"inventory.ecc_correctable_warn", "count", "volatile correctable ECC errors above this warn",
+       0, 1e9, true, 1000},
+      {"inventory.ecc_uncorrectable_max", "count",
+       "volatile uncorrectable ECC errors above this fail", 0, 1e9, true, 0},
+      {"inventory.foreign_memory_fail_mib", "MiB",
+       "GPU memory held by other processes above this fails (any other process warns)", 0, 1e7,
+       true, 1024},
+      {"inventory.expected_pcie_gen", "gen",
+       "PCIe generation the GPU's link must reach (0: no SKU expectation, only the device's own "
+       "maximum)",
+       0, 6, true, 0},
+      {"inventory.expected_pcie_width", "lanes",
+       "PCIe width the link must have (0: no SKU expectation, only the device's own maximum)", 0,
+       32, true, 0},
+      {"inventory.expected_nvlink_links", "links",
+       "NVLink links that must be active on each GPU of a multi-GPU node (0: none expected)", 0, 18,
+       true, 0},
+      {"inventory.probe_timeout_s", "s", "deadline of the per-GPU responsiveness probe", 1, 600,
+       false, 10},
+  };
+  return specs;
+}
+
+const ThresholdSpec* find_threshold_spec(std::string_view key) {
+  for (const ThresholdSpec& spec : threshold_specs()) {
+    if (spec.key == key) return &spec;
+  }
+  return nullptr;
+}
+
+const std::vector<SkuSpec>& sku_table() {
+  // PCI device ids: pci.ids database (vendor 10de). Name patterns: substrings of the name NVML
+  // and CUDA report, used only when the device id is unknown (e.g. a new board revision).
+  // Cards whose NVLink bridges are optional expect 0 links: a lone card is not a fault.
+  static const std::vector<SkuSpec> table = {
+      {"a100-sxm4-40gb",
+       "NVIDIA A100 SXM4 40GB",
+       {0x20B0},
+       {"A100-SXM4-40GB"},
+       {{"inventory.expected_pcie_gen", 4},
+        {"inventory.expected_pcie_width", 16},
+        {"inventory.expected_nvlink_links", 12}}},
+      {"a100-sxm4-80gb",
+       "NVIDIA A100 SXM4 80GB",
+       {0x20B2},
+       {"A100-SXM4-80GB"},
+       {{"inventory.expected_pcie_gen", 4},
+        {"inventory.expected_pcie_width", 16},
+        {"inventory.expected_nvlink_links", 12}}},
+      {"a100-pcie-40gb",
+       "NVIDIA A100 PCIe 40GB",
+       {0x20B1, 0x20F1},
+       {"A100-PCIE-40GB", "A100 PCIe 40GB"},
+       {{"inventory.expected_pcie_gen", 4},
+        {"inventory.expected_pcie_width", 16},
+        {"inventory.expected_nvlink_links", 0}}},
+      {"a100-pcie-80gb",
+       "NVIDIA A100 PCIe 80GB",
+       {0x20B5},
+       {"A100 80GB PCIe", "A100-PCIE-80GB"},
+       {{"inventory.expected_pcie_gen", 4},
+        {"inventory.expected_pcie_width", 16},
+        {"inventory.expected_nvlink_links", 0}}},
+      {"h100-sxm5-80gb",
+       "NVIDIA H100 SXM5 80GB",
+       {0x2330},
+       {"H100 80GB HBM3", "H100 SXM"},
+       {{"inventory.expected_pcie_gen", 5},
+        {"inventory.expected_pcie_width", 16},
+        {"inventory.expected_nvlink_links", 18}}},
+      {"h100-pcie-80gb",
+       "NVIDIA H100 PCIe 80GB",
+       {0x2331},
+       {"H100 PCIe"},
+       {{"inventory.expected_pcie_gen", 5},
+        {"inventory.expected_pcie_width", 16},
+        {"inventory.expected_nvlink_links", 0}}},
+      {"h200-sxm-141gb",
+       "NVIDIA H200 SXM 141GB",
+       {0x2335},
+       {"H200"},
+       {{"inventory.expected_pcie_gen", 5},
+        {"inventory.expected_pcie_width", 16},
+        {"inventory.expected_nvlink_links", 18}}},
+      // "H200 NVL" also contains "H200": detect_sku prefers the longest matching pattern, so
+      // the PCIe card is never taken for the SXM module (which expects 18 NVLink links).
+      {"h200-nvl-141gb",
+       "NVIDIA H200 NVL 141GB",
+       {0x233B},
+       {"H200 NVL"},
+       {{"inventory.expected_pcie_gen", 5},
+        {"inventory.expected_pcie_width", 16},
+        {"inventory.expected_nvlink_links", 0}}},
+  };
+  return table;
+}
+
+const SkuSpec* find_sku(std::string_view id_or_name) {
+  for (const SkuSpec& sku : sku_table()) {
+    if (sku.id == id_or_name) return &sku;
+  }
+  for (const SkuSpec& sku : sku_table()) {
+    if (equals_ignore_case(sku.name, id_or_name)) return &sku;
+  }
+  return nullptr;
+}
+
+const SkuSpec* detect_sku(std::uint16_t pci_device_id, std::string_view device_name) {
+  for (const SkuSpec& sku : sku_table()) {
+    const auto& ids = sku.pci_device_ids;
+    if (std::find(ids.begin(), ids.end(), pci_device_id) != ids.end()) return &sku;
+  }
+  // The longest matching pattern wins, so a more specific name ("H200 NVL") beats a shorter
+  // one it contains ("H200") whatever the table order.
+  const SkuSpec* best = nullptr;
+  std::size_t best_length = 0;
+  for (const SkuSpec& sku : sku_table()) {
+    for (std::string_view pattern : sku.name_patterns) {
+      if (pattern.size() > best_length && contains_ignore_case(device_name, pattern)) {
+        best = &sku;
+        best_length = pattern.size();
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace preflight

@@ -1,0 +1,334 @@
+// Effective thresholds: generic <- SKU <- --thresholds file. A thresholds file is user input
+// and may be hostile, so every error is one InvalidInput line naming the key path, and nothing
+// changes unless the whole document is valid.
+#include "preflight/thresholds.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "preflight/errors.hpp"
+
+namespace preflight {
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+constexpr int kMaxNestingDepth = 8;
+constexpr std::size_t kMaxFileBytes = 1024 * 1024;
+constexpr std::size_t kMaxShownChars = 80;         // of a key, value or path
+constexpr std::size_t kMaxShownReasonChars = 200;  // of a parser's message
+
+// Text from the file (keys, values, the path itself) goes into a one-line message: control
+// characters are escaped so a hostile key cannot forge extra lines, and length is capped.
+std::string printable(std::string_view text, std::size_t max_chars = kMaxShownChars) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (out.size() >= max_chars) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// Whole numbers print without a fraction ("900", not "900.000000"); others as %g would.
+std::string format_number(double value) {
+  char buffer[64];
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15) {
+    std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(value));
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.15g", value);
+  }
+  return buffer;
+}
+
+[[noreturn]] void fail(std::string_view origin, std::string_view key_path,
+                       std::string_view problem) {
+  throw InvalidInput(printable(origin) + ": " + printable(key_path) + ": " + std::string(problem));
+}
+
+// Deepest bracket nesting outside strings. Runs before nlohmann sees the text, so a document
+// of a million '[' is refused without recursing or allocating a million nodes.
+int max_nesting_depth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character cannot end the string
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > kMaxNestingDepth) return deepest;  // no need to scan the rest
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while
+// parsing object key - invalid literal; last read: '...'; expected string literal" becomes
+// "parse error at line 3, column 5: syntax error while parsing object key - invalid literal;
+// expected string literal": the echoed input is dropped, it says nothing the position does not.
+std::string short_parse_error(const std::string& what) {
+  std::string text = what;
+  const std::size_t start = text.find("parse error");
+  if (start != std::string::npos) text.erase(0, start);
+  const std::size_t last_read = text.find("; last read: '");
+  if (last_read != std::string::npos) {
+    const std::size_t quote_end = text.find("'; ", last_read + 14);
+    text.erase(last_read,
+               quote_end == std::string::npos ? std::string::npos : quote_end + 1 - last_read);
+  }
+  return text;
+}
+
+bool is_known_section(std::string_view section) {
+  for (const ThresholdSpec& spec : threshold_specs()) {
+    const std::size_t dot = spec.key.find('.');
+    if (spec.key.substr(0, dot) == section) return true;
+  }
+  return false;
+}
+
+// Parses the text, refusing duplicate keys at any level: nlohmann would silently keep the last
+// one, and a file that sets a threshold twice is a mistake worth reporting.
+OrderedJson parse_document(std::string_view json_text, std::string_view origin) {
+  if (max_nesting_depth(json_text) > kMaxNestingDepth) {
+    fail(origin, "top level",
+         "nesting deeper than " + std::to_string(kMaxNestingDepth) + " levels");
+  }
+  struct Frame {
+    std::string path;
+    std::set<std::string> keys;
+    std::string last_key;
+  };
+  std::vector<Frame> frames;
+  std::string duplicate;  // key path of the first duplicate key, if any
+  const OrderedJson::parser_callback_t callback =
+      [&](int /*depth*/, OrderedJson::parse_event_t event, OrderedJson& parsed) {
+        using Event = OrderedJson::parse_event_t;
+        if (event == Event::object_start) {
+          std::string path;
+          if (!frames.empty()) {
+            path = frames.back().path.empty() ? frames.back().last_key
+                                              : frames.back().path + "." + frames.back().last_key;
+          }
+          frames.push_back({std::move(path), {}, {}});
+        } else if (event == Event::object_end && !frames.empty()) {
+          frames.pop_back();
+        } else if (event == Event::key && !frames.empty() && parsed.is_string()) {
+          Frame& frame = frames.back();
+          frame.last_key = parsed.get<std::string>();
+          if (!frame.keys.insert(frame.last_key).second && duplicate.empty()) {
+            duplicate = frame.path.empty() ? frame.last_key : frame.path + "." + frame.last_key;
+          }
+        }
+        return true;
+      };
+  OrderedJson document;
+  try {
+    document = OrderedJson::parse(json_text.begin(), json_text.end(), callback);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InvalidInput(printable(origin) + ": " +
+                       printable(short_parse_error(e.what()), kMaxShownReasonChars));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range.406 "number overflow parsing '1e400'", which carries no position.
+    std::string what = e.what();
+    const std::size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what.erase(0, bracket + 2);
+    throw InvalidInput(printable(origin) +
+                       ": parse error: " + printable(what, kMaxShownReasonChars));
+  }
+  if (!duplicate.empty()) fail(origin, duplicate, "duplicate key");
+  return document;
+}
+
+}  // namespace
+
+Thresholds Thresholds::for_sku(const SkuSpec* sku, std::string detected_by) {
+  Thresholds thresholds;
+  for (const ThresholdSpec& spec : threshold_specs()) {
+    thresholds.values_[std::string(spec.key)] = spec.generic;
+  }
+  if (sku != nullptr) {
+    for (const auto& [key, value] : sku->values) {
+      const auto it = thresholds.values_.find(key);
+      // A SKU naming a key missing from the specs is a bug in sku_table.cpp, not bad input.
+      if (it == thresholds.values_.end()) {
+        throw std::logic_error("SKU " + std::string(sku->id) + " sets unknown threshold " +
+                               std::string(key));
+      }
+      it->second = value;
+    }
+    thresholds.sku_id_ = std::string(sku->id);
+    thresholds.sku_name_ = std::string(sku->name);
+  }
+  thresholds.detected_by_ = std::move(detected_by);
+  return thresholds;
+}
+
+double Thresholds::get(std::string_view key) const {
+  const auto it = values_.find(key);
+  if (it != values_.end()) return it->second;
+  // A default-constructed Thresholds holds no values yet: it reads as generic.
+  if (const ThresholdSpec* spec = find_threshold_spec(key)) return spec->generic;
+  throw std::out_of_range("unknown threshold key: " + std::string(key));
+}
+
+void Thresholds::apply_overrides(std::string_view json_text, std::string_view origin) {
+  const OrderedJson document = parse_document(json_text, origin);
+  if (!document.is_object()) fail(origin, "top level", "expected an object");
+
+  // Everything is checked against a copy; *this changes only once the whole file is valid.
+  auto staged = values_;
+  for (const ThresholdSpec& spec : threshold_specs()) {
+    staged.emplace(std::string(spec.key), spec.generic);  // keeps values already there
+  }
+  std::set<std::string> overridden(overridden_.begin(), overridden_.end());
+
+  for (const auto& [section, body] : document.items()) {
+    if (section == "schema") {
+      if (!body.is_string()) {
+        fail(origin, section, std::string("expected a string, got ") + body.type_name());
+      }
+      if (body.get<std::string>() != kThresholdsSchema) {
+        fail(origin, section,
+             "unsupported schema \"" + printable(body.get<std::string>()) + "\" (expected \"" +
+                 std::string(kThresholdsSchema) + "\")");
+      }
+      continue;
+    }
+    if (section == "sku") {
+      // Informational (written by to_json_text): the SKU is chosen by detection or --sku.
+      if (!body.is_string()) {
+        fail(origin, section, std::string("expected a string, got ") + body.type_name());
+      }
+      continue;
+    }
+    if (!is_known_section(section)) fail(origin, section, "unknown key");
+    if (!body.is_object()) fail(origin, section, "expected an object");
+
+    for (const auto& [name, value] : body.items()) {
+      const std::string key = section + "." + name;
+      const ThresholdSpec* spec = find_threshold_spec(key);
+      if (spec == nullptr) fail(origin, key, "unknown key");
+      // nlohmann keeps booleans apart from numbers, so true/false land here too.
+      if (!value.is_number()) {
+        fail(origin, key, std::string("expected a number, got ") + value.type_name());
+      }
+      const double number = value.get<double>();
+      if (!std::isfinite(number) || number < spec->min_value || number > spec->max_value) {
+        fail(origin, key,
+             format_number(number) + " is outside " + format_number(spec->min_value) + ".." +
+                 format_number(spec->max_value));
+      }
+      if (spec->integer && number != std::floor(number)) {
+        fail(origin, key, format_number(number) + " is not a whole number");
+      }
+      staged[key] = number;
+      overridden.insert(key);
+    }
+  }
+
+  // A warning threshold above the failure threshold would make the warning unreachable.
+  const double warn = staged.at("inventory.temperature_warn_c");
+  const double fail_at = staged.at("inventory.temperature_fail_c");
+  if (warn > fail_at) {
+    fail(origin, "inventory.temperature_warn_c",
+         format_number(warn) + " is above inventory.temperature_fail_c (" + format_number(fail_at) +
+             ")");
+  }
+
+  values_ = std::move(staged);
+  overridden_.assign(overridden.begin(), overridden.end());
+  overrides_file_ = std::string(origin);
+}
+
+void Thresholds::apply_overrides_file(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not hang the tool; fstat on the open descriptor (not stat
+  // on the path) so the checked file is the one read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    throw InvalidInput(printable(path) + ": cannot open: " + std::strerror(errno));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    throw InvalidInput(printable(path) + ": cannot open: " + std::strerror(errno));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    throw InvalidInput(printable(path) + ": is a directory, not a regular file");
+  }
+  if (!S_ISREG(info.st_mode)) throw InvalidInput(printable(path) + ": not a regular file");
+  const std::string too_big = printable(path) + ": larger than 1 MiB";
+  if (static_cast<std::size_t>(info.st_size) > kMaxFileBytes) throw InvalidInput(too_big);
+
+  // Read at most one byte past the limit: the file may have grown since fstat.
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw InvalidInput(printable(path) + ": cannot read: " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > kMaxFileBytes) throw InvalidInput(too_big);
+  }
+  apply_overrides(text, path);
+}
+
+std::string Thresholds::to_json_text() const {
+  OrderedJson document;
+  document["schema"] = kThresholdsSchema;
+  document["sku"] = sku_id_;
+  for (const ThresholdSpec& spec : threshold_specs()) {
+    const std::size_t dot = spec.key.find('.');
+    const std::string section(spec.key.substr(0, dot));
+    const std::string name(spec.key.substr(dot + 1));
+    const double value = get(spec.key);
+    // Whole values print as integers ("85", not "85.0"); ranges keep them far below 2^53.
+    if (value == std::floor(value)) {
+      document[section][name] = static_cast<long long>(value);
+    } else {
+      document[section][name] = value;
+    }
+  }
+  return document.dump(2) + "\n";
+}
+
+}  // namespace preflight

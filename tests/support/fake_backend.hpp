@@ -1,0 +1,101 @@
+#pragma once
+// A GpuBackend that returns readings made up by the test, so checks and the runner run end to
+// end without a GPU.
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "preflight/gpu_backend.hpp"
+
+namespace preflight::test {
+
+// One healthy GPU of the given model with every reading present and nominal.
+inline GpuReading healthy_gpu(int index, std::uint16_t device_id = 0x2330,
+                              std::string name = "NVIDIA H100 80GB HBM3") {
+  GpuReading g;
+  g.index = index;
+  g.cuda_ordinal = index;
+  g.name = std::move(name);
+  g.uuid = "GPU-0000000" + std::to_string(index);
+  g.pci_bus_id = "00000000:" + std::to_string(10 + index) + ":00.0";
+  g.serial = "165000000000" + std::to_string(index);
+  g.pci_device_id = device_id;
+  g.memory_total_bytes = 80ull << 30;
+  g.mig_enabled = false;
+  g.ecc_enabled = true;
+  g.persistence_enabled = true;
+  g.ecc_uncorrected_volatile = 0;
+  g.ecc_uncorrected_aggregate = 0;
+  g.ecc_corrected_volatile = 0;
+  g.retired_pages_pending = false;
+  g.row_remap_pending = false;
+  g.row_remap_failed = false;
+  g.clock_event_reasons = clock_event::kGpuIdle;
+  g.temperature_c = 35;
+  g.pcie_gen_current = 1;  // idle GPUs down-train; not judged
+  g.pcie_gen_max_link = 5;
+  g.pcie_gen_max_gpu = 5;
+  g.pcie_width_current = 16;
+  g.pcie_width_max = 16;
+  g.nvlink_active = 18;
+  g.nvlink_supported = 18;
+  g.foreign_processes = 0;
+  g.foreign_memory_mib = 0;
+  return g;
+}
+
+inline NodeReading healthy_node(int gpus) {
+  NodeReading n;
+  n.nvml_loaded = true;
+  n.driver_version = "580.65.06";
+  n.cuda_driver_version = 13000;
+  n.cuda_runtime_version = 13000;
+  n.cuda_device_count = gpus;
+  n.nccl_version = "2.28.3";
+  for (int i = 0; i < gpus; ++i) n.gpus.push_back(healthy_gpu(i));
+  return n;
+}
+
+inline NodeReading no_gpu_node() {
+  NodeReading n;
+  n.nvml_error = "libnvidia-ml.so.1: cannot open shared object file: No such file or directory";
+  n.cuda_error = "CUDA driver version is insufficient for CUDA runtime version";
+  n.cuda_runtime_version = 13000;
+  return n;
+}
+
+class FakeBackend final : public GpuBackend {
+ public:
+  explicit FakeBackend(NodeReading node) : node_(std::move(node)) {}
+  // discover() blocks forever, like a driver that does not answer.
+  bool hang_discovery = false;
+  std::atomic<int> probes{0};
+
+  NodeReading discover() override {
+    if (hang_discovery) {
+      std::mutex m;
+      std::condition_variable cv;
+      std::unique_lock<std::mutex> lock(m);
+      cv.wait(lock, [] { return false; });
+    }
+    NodeReading identity = node_;
+    return identity;
+  }
+  void read_health(NodeReading& node) override {
+    for (auto& g : node.gpus) {
+      for (const auto& src : node_.gpus) {
+        if (src.index == g.index) g = src;
+      }
+    }
+  }
+  void probe(GpuReading& gpu, SteadyClock::time_point) override {
+    ++probes;
+    gpu.responsive = true;
+    gpu.probe_ms = 1.5;
+  }
+
+ private:
+  NodeReading node_;
+};
+
+}  // namespace preflight::test

@@ -1,0 +1,98 @@
+#include <catch2/catch.hpp>
+
+#include "preflight/cli.hpp"
+
+using namespace preflight;
+
+namespace {
+
+Invocation parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "preflight");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+TEST_CASE("cli: run with defaults") {
+  const auto inv = parse({"run"});
+  CHECK(inv.command == Command::run);
+  CHECK(inv.run.profile == Profile::quick);
+  CHECK(inv.run.checks.empty());
+  CHECK_FALSE(inv.run.timeout_s);
+  CHECK_FALSE(inv.run.expect_gpus);
+  CHECK_FALSE(inv.run.strict);
+  CHECK(inv.run.json_path.empty());
+}
+
+TEST_CASE("cli: run with every option") {
+  const auto inv = parse({"run", "--profile", "burnin", "--checks", "inventory,gemm", "--json", "-",
+                          "--timeout", "90", "--expect-gpus", "0", "--thresholds", "t.json",
+                          "--strict", "--inject-fault", "mig-on@gpu=0", "--inject-fault",
+                          "hang@check=inventory", "--no-color"});
+  CHECK(inv.command == Command::run);
+  CHECK(inv.run.profile == Profile::burnin);
+  CHECK(inv.run.checks == std::vector<std::string>{"inventory", "gemm"});
+  CHECK(inv.run.json_path == "-");
+  CHECK(inv.run.timeout_s == 90);
+  CHECK(inv.run.expect_gpus == 0);
+  CHECK(inv.run.thresholds_path == "t.json");
+  CHECK(inv.run.strict);
+  CHECK(inv.run.inject_faults ==
+        std::vector<std::string>{"mig-on@gpu=0", "hang@check=inventory"});
+  CHECK_FALSE(inv.run.colour);
+}
+
+TEST_CASE("cli: list and thresholds") {
+  CHECK(parse({"list"}).command == Command::list);
+  CHECK(parse({"list", "--json"}).list_json);
+  const auto t = parse({"thresholds", "--sku", "h100-sxm5-80gb"});
+  CHECK(t.command == Command::thresholds);
+  CHECK(t.thresholds.sku == "h100-sxm5-80gb");
+}
+
+TEST_CASE("cli: help and version exit 0 with text") {
+  const auto help = parse({"--help"});
+  CHECK(help.command == Command::message);
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.message, Catch::Contains("run"));
+  const auto run_help = parse({"run", "--help"});
+  CHECK(run_help.exit_code == 0);
+  for (const char* opt : {"--profile", "--checks", "--json", "--timeout", "--expect-gpus",
+                          "--thresholds", "--strict", "--inject-fault"}) {
+    INFO(opt);
+    CHECK_THAT(run_help.message, Catch::Contains(opt));
+  }
+  const auto version = parse({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK_THAT(version.message, Catch::Contains(version_string()));
+}
+
+TEST_CASE("cli: bad invocations exit 2 with one line") {
+  const std::vector<std::vector<std::string>> bad = {
+      {},
+      {"bogus"},
+      {"run", "--bogus"},
+      {"run", "--profile", "fast"},
+      {"run", "--timeout", "0"},
+      {"run", "--timeout", "-5"},
+      {"run", "--timeout", "abc"},
+      {"run", "--timeout", "99999999"},
+      {"run", "--expect-gpus", "-1"},
+      {"run", "--expect-gpus", "many"},
+      {"run", "--json"},
+      {"run", "extra-positional"},
+      {"list", "--sku", "x"},
+  };
+  for (const auto& args : bad) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    INFO("args: " << joined);
+    const auto inv = parse(args);
+    CHECK(inv.command == Command::message);
+    CHECK(inv.exit_code == 2);
+    CHECK(inv.message.rfind("preflight: ", 0) == 0);
+    CHECK(inv.message.find('\n') == std::string::npos);
+  }
+}

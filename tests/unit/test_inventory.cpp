@@ -1,0 +1,233 @@
+// The inventory check: its rules on made-up readings, and every inventory fault kind end to end
+// through fault parsing, the runner, the check and aggregation.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "checks/inventory/inventory_rules.hpp"
+#include "preflight/runner.hpp"
+#include "support/fake_backend.hpp"
+
+using namespace preflight;
+using namespace std::chrono_literals;
+
+namespace {
+
+const Thresholds& h100() {
+  static const Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  return t;
+}
+
+std::vector<std::string> codes(const InventoryJudgement& j, const std::string& entity = "") {
+  std::vector<std::string> out;
+  for (const auto& f : j.findings) {
+    if (entity.empty() || f.entity == entity) out.push_back(f.code);
+  }
+  return out;
+}
+
+InventoryJudgement judge_one(const std::function<void(GpuReading&)>& change, int gpus = 8) {
+  NodeReading node = test::healthy_node(gpus);
+  change(node.gpus[3 % gpus]);
+  return judge_inventory(node, h100(), NodeExpectations{});
+}
+
+using Codes = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("inventory: a healthy 8-GPU H100 node has no findings") {
+  const auto j = judge_inventory(test::healthy_node(8), h100(), NodeExpectations{8});
+  CHECK(j.findings.empty());
+  CHECK_THAT(j.summary, Catch::Contains("8 x NVIDIA H100 80GB HBM3"));
+  CHECK_THAT(j.summary, Catch::Contains("driver 580.65.06"));
+}
+
+TEST_CASE("inventory: GPU count against expectations") {
+  const auto none = judge_inventory(test::no_gpu_node(), Thresholds::for_sku(nullptr, "t"), {});
+  CHECK(codes(none) == Codes{"NO_GPU_VISIBLE"});
+  CHECK_THAT(none.findings[0].message, Catch::Contains("no GPU or driver visible"));
+  CHECK_THAT(none.findings[0].message, Catch::Contains("libnvidia-ml.so.1"));
+
+  const auto accepted = judge_inventory(test::no_gpu_node(), Thresholds::for_sku(nullptr, "t"), {0});
+  CHECK(codes(accepted) == Codes{"NO_GPU_EXPECTED"});
+  CHECK(status_from_findings(accepted.findings) == Status::pass);
+
+  CHECK(codes(judge_inventory(test::healthy_node(7), h100(), {8})) == Codes{"GPU_COUNT_MISMATCH"});
+  CHECK(codes(judge_inventory(test::healthy_node(8), h100(), {0})).empty());
+
+  NodeReading fell_off = test::healthy_node(7);
+  fell_off.pci_gpu_count = 8;
+  CHECK(codes(judge_inventory(fell_off, h100(), {})) == Codes{"GPU_MISSING_FROM_DRIVER"});
+}
+
+TEST_CASE("inventory: driver, CUDA and SKU problems are node findings") {
+  NodeReading n = test::healthy_node(2);
+  n.nvml_loaded = false;
+  n.nvml_error = "libnvidia-ml.so.1: not found";
+  CHECK(codes(judge_inventory(n, h100(), {})) == Codes{"NVML_UNAVAILABLE"});
+
+  n = test::healthy_node(2);
+  n.cuda_device_count = 0;
+  n.cuda_error = "CUDA driver version is insufficient for CUDA runtime version";
+  CHECK(codes(judge_inventory(n, h100(), {})) == Codes{"CUDA_UNAVAILABLE"});
+
+  n = test::healthy_node(2);
+  n.gpus[1].cuda_ordinal = -1;
+  CHECK(codes(judge_inventory(n, h100(), {}), "gpu1") == Codes{"GPU_NOT_VISIBLE_TO_CUDA"});
+
+  n = test::healthy_node(2);
+  n.gpus[1].name = "NVIDIA A100-SXM4-80GB";
+  CHECK(codes(judge_inventory(n, h100(), {})) == Codes{"MIXED_GPU_MODELS"});
+
+  n = test::healthy_node(1);
+  n.gpus[0].pci_device_id = 0x1234;
+  n.gpus[0].name = "Future GPU";
+  const auto generic = Thresholds::for_sku(nullptr, "unknown");
+  CHECK(codes(judge_inventory(n, generic, {})) == Codes{"SKU_UNKNOWN"});
+}
+
+TEST_CASE("inventory: each per-GPU rule yields its finding on that GPU only") {
+  const std::vector<std::pair<std::function<void(GpuReading&)>, Codes>> cases = {
+      {[](GpuReading& g) { g.mig_enabled = true; }, {"MIG_ENABLED"}},
+      {[](GpuReading& g) { g.ecc_enabled = false; }, {"ECC_DISABLED"}},
+      {[](GpuReading& g) { g.persistence_enabled = false; }, {"PERSISTENCE_MODE_OFF"}},
+      {[](GpuReading& g) { g.ecc_uncorrected_volatile = 2; }, {"ECC_UNCORRECTABLE_VOLATILE"}},
+      {[](GpuReading& g) { g.ecc_uncorrected_aggregate = 4; }, {"ECC_UNCORRECTABLE_AGGREGATE"}},
+      {[](GpuReading& g) { g.ecc_corrected_volatile = 5000; }, {"ECC_CORRECTABLE_HIGH"}},
+      {[](GpuReading& g) { g.ecc_corrected_volatile = 1000; }, {}},  // at the threshold: ok
+      {[](GpuReading& g) { g.retired_pages_pending = true; }, {"RETIRED_PAGES_PENDING"}},
+      {[](GpuReading& g) { g.row_remap_pending = true; }, {"ROW_REMAP_PENDING"}},
+      {[](GpuReading& g) { g.row_remap_failed = true; }, {"ROW_REMAP_FAILED"}},
+      {[](GpuReading& g) { g.clock_event_reasons = clock_event::kHwThermalSlowdown; },
+       {"CLOCKS_THROTTLED_HW"}},
+      {[](GpuReading& g) { g.clock_event_reasons = clock_event::kSwPowerCap; },
+       {"CLOCKS_THROTTLED_POWER_CAP"}},
+      {[](GpuReading& g) { g.clock_event_reasons = clock_event::kGpuIdle | clock_event::kSyncBoost; },
+       {}},
+      {[](GpuReading& g) { g.temperature_c = 80; }, {"TEMPERATURE_HIGH"}},
+      {[](GpuReading& g) { g.temperature_c = 85; }, {"TEMPERATURE_CRITICAL"}},
+      {[](GpuReading& g) { g.pcie_gen_max_link = 4; }, {"PCIE_LINK_DEGRADED"}},
+      {[](GpuReading& g) { g.pcie_width_current = 8; }, {"PCIE_LINK_DEGRADED"}},
+      {[](GpuReading& g) {
+         g.pcie_gen_max_link = 4;
+         g.pcie_width_current = 8;
+       },
+       {"PCIE_LINK_DEGRADED"}},  // one finding per entity, both problems in its message
+      {[](GpuReading& g) { g.pcie_gen_current = 1; }, {}},  // idle down-training is normal
+      {[](GpuReading& g) { g.nvlink_active = 12; }, {"NVLINK_INACTIVE"}},
+      {[](GpuReading& g) {
+         g.foreign_processes = 1;
+         g.foreign_memory_mib = 500;
+       },
+       {"FOREIGN_PROCESSES"}},
+      {[](GpuReading& g) {
+         g.foreign_processes = 2;
+         g.foreign_memory_mib = 30000;
+       },
+       {"FOREIGN_MEMORY_HIGH"}},
+      {[](GpuReading& g) {
+         g.responsive = false;
+         g.probe_error = "did not complete within 10 s";
+       },
+       {"GPU_UNRESPONSIVE"}},
+      {[](GpuReading& g) { g.read_errors = {"nvmlDeviceGetTemperature: Unknown Error"}; },
+       {"NVML_READ_ERROR"}},
+  };
+  int n = 0;
+  for (const auto& [change, expected] : cases) {
+    INFO("case " << n++);
+    const auto j = judge_one(change);
+    CHECK(codes(j, "gpu3") == expected);
+    CHECK(codes(j).size() == expected.size());  // nothing on other GPUs or the node
+  }
+}
+
+TEST_CASE("inventory: findings carry value, unit and threshold") {
+  const auto j = judge_one([](GpuReading& g) { g.temperature_c = 90; });
+  REQUIRE(j.findings.size() == 1);
+  CHECK(*j.findings[0].value == Approx(90));
+  CHECK(j.findings[0].unit == "C");
+  CHECK(*j.findings[0].threshold == Approx(85));
+  const auto pcie = judge_one([](GpuReading& g) {
+    g.pcie_gen_max_link = 4;
+    g.pcie_width_current = 8;
+  });
+  CHECK_THAT(pcie.findings[0].message, Catch::Contains("Gen4") && Catch::Contains("x8 of x16"));
+}
+
+TEST_CASE("inventory: NVLink is not judged on a single-GPU node") {
+  NodeReading n = test::healthy_node(1);
+  n.gpus[0].nvlink_active = 0;
+  CHECK(judge_inventory(n, h100(), {}).findings.empty());
+}
+
+TEST_CASE("inventory: every inventory fault kind is detected end to end on the right entity") {
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const std::map<std::string, std::string> values = {
+      {"ecc-correctable", "100000"}, {"temperature", "95"},  {"pcie-gen", "3"},
+      {"pcie-width", "4"},           {"nvlink-down", "6"},   {"foreign-memory", "4096"},
+      {"throttle", "hw-slowdown"},
+  };
+  int kinds_tested = 0;
+  for (const auto& kind : registry.fault_kinds()) {
+    if (kind.targets != std::vector<TargetType>{TargetType::gpu}) continue;
+    const auto v = values.find(kind.kind);
+    const std::string spec =
+        kind.kind + (v == values.end() ? "" : ":" + v->second) + "@gpu=2";
+    INFO(spec);
+    const auto plan = plan_checks(registry, Profile::quick, {});
+    FaultPlan faults({parse_fault(spec, registry.fault_kinds())});
+    test::FakeBackend backend(test::healthy_node(8));
+    Verdict skeleton;
+    skeleton.injected_faults = {spec};
+    RunState state(skeleton, plan, false);
+    RunSettings settings;
+    settings.deadline = SteadyClock::now() + 30s;
+    Runner runner(backend, faults);
+    const auto out = runner.run(state, plan, settings);
+    REQUIRE(out.invalid.empty());
+    const CheckResult& inv = out.verdict.checks.at(0);
+    bool found = false;
+    for (const auto& f : inv.findings) {
+      const bool expected_code =
+          std::find(kind.codes.begin(), kind.codes.end(), f.code) != kind.codes.end();
+      if (expected_code && (f.entity == "gpu2" || f.entity == "node")) {
+        found = true;
+        CHECK(f.injected);
+      } else {
+        INFO("unexpected finding " << f.code << " on " << f.entity);
+        CHECK_FALSE(f.injected);
+      }
+    }
+    CHECK(found);
+    CHECK(out.verdict.verdict != Status::pass);
+    CHECK_THAT(out.verdict.reason, Catch::StartsWith("injected fault: "));
+    ++kinds_tested;
+  }
+  CHECK(kinds_tested >= 18);
+}
+
+TEST_CASE("inventory: the probe runs on every GPU CUDA sees, and not on injected ones") {
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const auto plan = plan_checks(registry, Profile::quick, {});
+  NodeReading node = test::healthy_node(4);
+  node.gpus[1].cuda_ordinal = -1;
+  test::FakeBackend backend(node);
+  FaultPlan faults({parse_fault("unresponsive@gpu=2", registry.fault_kinds())});
+  RunState state(Verdict{}, plan, false);
+  RunSettings settings;
+  settings.deadline = SteadyClock::now() + 30s;
+  Runner runner(backend, faults);
+  const auto out = runner.run(state, plan, settings);
+  CHECK(backend.probes == 2);
+  const auto& metrics = out.verdict.checks.at(0).metrics;
+  const auto has = [&](const std::string& key) {
+    return std::any_of(metrics.begin(), metrics.end(), [&](const auto& m) { return m.first == key; });
+  };
+  CHECK(has("gpu0.probe_ms"));
+  CHECK(has("gpu_count"));
+  CHECK(has("gpu0.temperature_c"));
+}

@@ -1,0 +1,114 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "preflight/catalogue.hpp"
+#include "preflight/report.hpp"
+
+using namespace preflight;
+using Json = nlohmann::json;
+
+namespace {
+
+Verdict sample() {
+  Verdict v;
+  v.tool.version = "0.1.0";
+  v.tool.git = "abc";
+  v.host = "node01";
+  v.started_at = "2026-11-22T03:00:00Z";
+  v.duration_s = 1.23456;
+  v.profile = "quick";
+  v.argv = {"preflight", "run"};
+  v.system.driver_version = "580.65.06";
+  v.system.gpus.push_back({0, "NVIDIA H100 80GB HBM3", "GPU-1", "00000000:1B:00.0", "123"});
+  CheckResult c;
+  c.name = "inventory";
+  c.status = Status::fail;
+  c.summary = "1 x H100";
+  c.findings.push_back(
+      make_finding("TEMPERATURE_CRITICAL", "gpu0", "90 C at idle").measured(90, "C", 85));
+  c.findings.push_back(make_finding("MIG_ENABLED", "gpu0", "MIG mode is on"));
+  c.add_metric("gpu_count", 1);
+  c.add_metric("gpu0.temperature_c", 90);
+  c.add_metric("broken", std::nan(""));
+  v.checks.push_back(c);
+  aggregate(v, false);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("json: the verdict has every documented key with the documented type") {
+  const Json j = Json::parse(verdict_to_json_text(sample()));
+  CHECK(j["schema"] == "preflight.verdict/1");
+  CHECK(j["tool"]["name"] == "preflight");
+  CHECK(j["tool"]["version"].is_string());
+  CHECK(j["tool"]["git"].is_string());
+  CHECK(j["host"] == "node01");
+  CHECK(j["started_at"] == "2026-11-22T03:00:00Z");
+  CHECK(j["duration_s"].is_number());
+  CHECK(j["duration_s"].get<double>() == Approx(1.235));
+  CHECK(j["profile"] == "quick");
+  CHECK(j["argv"].is_array());
+  for (const char* key : {"driver_version", "cuda_driver", "cuda_runtime", "nccl"}) {
+    CHECK(j["system"][key].is_string());
+  }
+  const Json& gpu = j["system"]["gpus"][0];
+  CHECK(gpu["index"] == 0);
+  for (const char* key : {"name", "uuid", "pci_bus_id", "serial"}) CHECK(gpu[key].is_string());
+  CHECK(j["verdict"] == "fail");
+  CHECK(j["exit_code"] == 1);
+  CHECK(j["reason"].is_string());
+  CHECK(j["injected_faults"].is_array());
+  CHECK(j["findings"].is_array());
+
+  const Json& check = j["checks"][0];
+  CHECK(check["name"] == "inventory");
+  CHECK(check["status"] == "fail");
+  CHECK(check["duration_s"].is_number());
+  CHECK(check["summary"].is_string());
+  CHECK(check["skip_reason"].is_string());
+  const Json& f = check["findings"][0];
+  CHECK(f["code"] == "TEMPERATURE_CRITICAL");
+  CHECK(f["severity"] == "fail");
+  CHECK(f["entity"] == "gpu0");
+  CHECK(f["value"] == 90);
+  CHECK(f["unit"] == "C");
+  CHECK(f["threshold"] == 85);
+  CHECK(f["remediation"].is_string());
+  CHECK(f["injected"] == false);
+  CHECK(check["findings"][1]["value"].is_null());
+  CHECK(check["findings"][1]["threshold"].is_null());
+  CHECK(check["metrics"]["gpu_count"] == 1);
+  CHECK(check["metrics"]["gpu0.temperature_c"].is_number());
+  CHECK(check["metrics"]["broken"].is_null());  // never NaN, never a string
+}
+
+TEST_CASE("json: top-level keys come in the documented order") {
+  const auto j = nlohmann::ordered_json::parse(verdict_to_json_text(sample()));
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  const std::vector<std::string> expected = {
+      "schema",  "tool",      "host",   "started_at", "duration_s",      "profile", "argv",
+      "system",  "verdict",   "exit_code", "reason",  "injected_faults", "findings", "checks"};
+  CHECK(keys == expected);
+}
+
+TEST_CASE("json: invalid UTF-8 from a driver string does not break the document") {
+  Verdict v = sample();
+  v.system.gpus[0].name = "bad \xff\xfe name";
+  const std::string text = verdict_to_json_text(v);
+  CHECK_NOTHROW(Json::parse(text));
+}
+
+TEST_CASE("text: the table lists checks and failing findings with remediation, no colour off a TTY") {
+  const std::string text = verdict_to_text(sample(), TextStyle{});
+  CHECK_THAT(text, Catch::Contains("inventory"));
+  CHECK_THAT(text, Catch::Contains("FAIL"));
+  CHECK_THAT(text, Catch::Contains("TEMPERATURE_CRITICAL"));
+  CHECK_THAT(text, Catch::Contains("fix: "));
+  CHECK_THAT(text, Catch::Contains("Verdict: FAIL (exit 1"));
+  CHECK(text.find('\033') == std::string::npos);
+  const std::string coloured = verdict_to_text(sample(), TextStyle{true});
+  CHECK(coloured.find('\033') != std::string::npos);
+}

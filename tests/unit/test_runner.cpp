@@ -1,0 +1,276 @@
+// The runner and supervisor with made-up checks: deadlines, hangs, errors, stops, skips.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "preflight/catalogue.hpp"
+#include "preflight/errors.hpp"
+#include "preflight/runner.hpp"
+#include "preflight/supervisor.hpp"
+#include "support/fake_backend.hpp"
+
+using namespace preflight;
+using namespace std::chrono_literals;
+
+namespace {
+
+enum class Behaviour { pass, fail, raise, cooperative_overrun };
+
+class FakeCheck final : public Check {
+ public:
+  FakeCheck(std::string name, Behaviour b, bool needs_gpu = false, bool required = false)
+      : behaviour_(b) {
+    info_.name = std::move(name);
+    info_.description = "test check";
+    info_.needs_gpu = needs_gpu;
+    info_.required = required;
+    info_.budget = {std::chrono::seconds(2), std::chrono::seconds(5), std::nullopt};
+  }
+  const CheckInfo& info() const override { return info_; }
+  CheckResult run(CheckContext& ctx) override {
+    CheckResult r;
+    switch (behaviour_) {
+      case Behaviour::pass: r.summary = "ok"; break;
+      case Behaviour::fail: r.findings.push_back(make_finding("MIG_ENABLED", "gpu0", "on")); break;
+      case Behaviour::raise: throw std::runtime_error("device exploded");
+      case Behaviour::cooperative_overrun:
+        while (!ctx.cancelled()) std::this_thread::sleep_for(1ms);
+        break;
+    }
+    return r;
+  }
+
+ private:
+  CheckInfo info_;
+  Behaviour behaviour_;
+};
+
+struct Harness {
+  CheckRegistry registry;
+  std::unique_ptr<test::FakeBackend> backend =
+      std::make_unique<test::FakeBackend>(test::healthy_node(1));
+  std::vector<std::string> fault_specs;
+  bool strict = false;
+  std::chrono::milliseconds timeout = 10s;
+  NodeExpectations expect;
+
+  void add(std::string name, Behaviour b, bool needs_gpu = false) {
+    registry.add(std::make_unique<FakeCheck>(std::move(name), b, needs_gpu));
+  }
+  RunOutcome run(RunState** state_out = nullptr, std::function<void(RunState&)> during = {}) {
+    const auto plan = plan_checks(registry, Profile::quick, {});
+    std::vector<InjectedFault> faults;
+    for (const auto& s : fault_specs) faults.push_back(parse_fault(s, registry.fault_kinds()));
+    plan_faults = FaultPlan(std::move(faults));
+    state = std::make_unique<RunState>(Verdict{}, plan, strict);
+    if (state_out) *state_out = state.get();
+    RunSettings settings;
+    settings.expect = expect;
+    settings.deadline = SteadyClock::now() + timeout;
+    settings.discovery_budget = 1s;
+    settings.cancel_grace = 200ms;
+    std::thread helper;
+    if (during) helper = std::thread([this, during] { during(*state); });
+    Runner runner(*backend, plan_faults);
+    RunOutcome out = runner.run(*state, plan, settings);
+    if (helper.joinable()) helper.join();
+    return out;
+  }
+  const CheckResult& result(const RunOutcome& o, const std::string& name) {
+    for (const auto& c : o.verdict.checks) {
+      if (c.name == name) return c;
+    }
+    FAIL("no result for " << name);
+    throw std::logic_error("unreachable");
+  }
+  FaultPlan plan_faults;
+  std::unique_ptr<RunState> state;
+};
+
+bool has_code(const CheckResult& r, const std::string& code) {
+  for (const auto& f : r.findings) {
+    if (f.code == code) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("runner: passing checks give a pass verdict with system info") {
+  Harness h;
+  h.add("a", Behaviour::pass);
+  h.add("b", Behaviour::pass);
+  const auto out = h.run();
+  CHECK(out.invalid.empty());
+  CHECK(out.verdict.verdict == Status::pass);
+  CHECK(out.verdict.exit_code == 0);
+  REQUIRE(out.verdict.checks.size() == 2);
+  CHECK(out.verdict.system.gpus.size() == 1);
+  CHECK(out.verdict.system.driver_version == "580.65.06");
+  CHECK(out.verdict.system.cuda_driver == "13.0");
+}
+
+TEST_CASE("runner: a check's status follows its findings; a failing check fails the node") {
+  Harness h;
+  h.add("a", Behaviour::fail);
+  h.add("b", Behaviour::pass);
+  const auto out = h.run();
+  CHECK(h.result(out, "a").status == Status::fail);
+  CHECK(h.result(out, "b").status == Status::pass);
+  CHECK(out.verdict.exit_code == 1);
+}
+
+TEST_CASE("runner: a check that throws is status error with CHECK_ERROR, and the run goes on") {
+  Harness h;
+  h.add("a", Behaviour::raise);
+  h.add("b", Behaviour::pass);
+  const auto out = h.run();
+  const auto& a = h.result(out, "a");
+  CHECK(a.status == Status::error);
+  REQUIRE(has_code(a, "CHECK_ERROR"));
+  CHECK_THAT(a.findings[0].message, Catch::Contains("device exploded"));
+  CHECK(h.result(out, "b").status == Status::pass);
+  CHECK(out.verdict.exit_code == kExitInternalError);
+}
+
+TEST_CASE("runner: a hung check times out, is abandoned, and the rest are not run") {
+  Harness h;
+  h.add("a", Behaviour::pass);
+  h.add("b", Behaviour::pass);
+  h.fault_specs = {"hang@check=a"};
+  const auto start = SteadyClock::now();
+  const auto out = h.run();
+  const double took = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  CHECK(took < 2.0 + 0.2 + 1.0);  // budget 2 s + grace, never the hang
+  const auto& a = h.result(out, "a");
+  CHECK(a.status == Status::fail);
+  REQUIRE(has_code(a, "CHECK_TIMEOUT"));
+  CHECK(a.findings[0].injected);
+  const auto& b = h.result(out, "b");
+  CHECK(b.status == Status::skip);
+  CHECK_THAT(b.skip_reason, Catch::Contains("not run: a did not return"));
+  CHECK(h.state->abandoned_threads() == 1);
+  CHECK(out.verdict.exit_code == 1);
+}
+
+TEST_CASE("runner: a check that overruns but honours cancellation times out and the run goes on") {
+  Harness h;
+  h.add("slow", Behaviour::cooperative_overrun);
+  h.add("b", Behaviour::pass);
+  const auto out = h.run();
+  CHECK(has_code(h.result(out, "slow"), "CHECK_TIMEOUT"));
+  CHECK(h.result(out, "b").status == Status::pass);
+  CHECK(h.state->abandoned_threads() == 0);
+}
+
+TEST_CASE("runner: the global deadline stops the run and leaves RUN_INCOMPLETE") {
+  Harness h;
+  h.add("slow", Behaviour::cooperative_overrun);
+  h.add("b", Behaviour::pass);
+  h.timeout = 500ms;
+  const auto out = h.run();
+  const auto& slow = h.result(out, "slow");
+  REQUIRE(has_code(slow, "CHECK_TIMEOUT"));
+  CHECK_THAT(slow.findings[0].message, Catch::Contains("--timeout"));
+  CHECK(h.result(out, "b").status == Status::skip);
+  REQUIRE(out.verdict.findings.size() == 1);
+  CHECK(out.verdict.findings[0].code == "RUN_INCOMPLETE");
+  CHECK(out.verdict.verdict == Status::fail);
+}
+
+TEST_CASE("runner: a stop request interrupts the running check and skips the rest") {
+  Harness h;
+  h.add("a", Behaviour::pass);
+  h.add("b", Behaviour::pass);
+  h.fault_specs = {"hang@check=a"};
+  const auto out = h.run(nullptr, [](RunState& s) {
+    std::this_thread::sleep_for(200ms);
+    s.request_stop(StopCause::signal, "SIGTERM");
+  });
+  const auto& a = h.result(out, "a");
+  REQUIRE(has_code(a, "CHECK_INTERRUPTED"));
+  CHECK_THAT(a.findings[0].message, Catch::Contains("SIGTERM"));
+  CHECK_THAT(h.result(out, "b").skip_reason, Catch::Contains("interrupted by SIGTERM"));
+  CHECK_THAT(out.verdict.reason, Catch::Contains("SIGTERM"));
+  CHECK(out.verdict.exit_code == 1);
+}
+
+TEST_CASE("runner: GPU checks are skipped with a reason on a node without GPUs") {
+  Harness h;
+  h.backend = std::make_unique<test::FakeBackend>(test::no_gpu_node());
+  h.add("gpu-check", Behaviour::pass, /*needs_gpu=*/true);
+  h.expect.gpus = 0;
+  auto out = h.run();
+  CHECK(h.result(out, "gpu-check").status == Status::skip);
+  CHECK_THAT(h.result(out, "gpu-check").skip_reason, Catch::Contains("--expect-gpus 0"));
+
+  h.expect.gpus.reset();
+  out = h.run();
+  CHECK_THAT(h.result(out, "gpu-check").skip_reason, Catch::Contains("no GPU visible"));
+}
+
+TEST_CASE("runner: discovery that never answers gives DISCOVERY_TIMEOUT and runs nothing") {
+  Harness h;
+  h.backend->hang_discovery = true;
+  h.add("a", Behaviour::pass);
+  const auto out = h.run();
+  REQUIRE(out.verdict.findings.size() == 1);
+  CHECK(out.verdict.findings[0].code == "DISCOVERY_TIMEOUT");
+  CHECK(h.result(out, "a").status == Status::skip);
+  CHECK(out.verdict.exit_code == 1);
+}
+
+TEST_CASE("runner: a fault aimed at a GPU the node lacks is invalid input") {
+  test::FakeBackend backend(test::healthy_node(1));
+  CheckRegistry full;
+  register_builtin_checks(full);
+  const auto plan = plan_checks(full, Profile::quick, {});
+  FaultPlan faults({parse_fault("mig-on@gpu=5", full.fault_kinds())});
+  RunState state(Verdict{}, plan, false);
+  RunSettings settings;
+  settings.deadline = SteadyClock::now() + 10s;
+  Runner runner(backend, faults);
+  const auto out = runner.run(state, plan, settings);
+  CHECK_THAT(out.invalid, Catch::Contains("no gpu5"));
+}
+
+TEST_CASE("runner: plans follow the profile, --checks, and always include required checks") {
+  CheckRegistry r;
+  r.add(std::make_unique<FakeCheck>("req", Behaviour::pass, false, true));
+  r.add(std::make_unique<FakeCheck>("a", Behaviour::pass));
+  auto plan = plan_checks(r, Profile::quick, {});
+  CHECK(plan.size() == 2);
+  plan = plan_checks(r, Profile::burnin, {});  // "a" has no burnin budget
+  REQUIRE(plan.size() == 1);
+  CHECK(plan[0].check->info().name == "req");
+  plan = plan_checks(r, Profile::burnin, {"a"});
+  REQUIRE(plan.size() == 2);
+  CHECK(plan[1].budget == std::chrono::seconds(5));  // standard budget outside its profiles
+  CHECK_THROWS_AS(plan_checks(r, Profile::quick, {"nope"}), InvalidInput);
+  CHECK(default_timeout(plan_checks(r, Profile::quick, {})) == std::chrono::seconds(34));
+}
+
+TEST_CASE("supervisor: past the hard deadline it composes the verdict without the runner") {
+  CheckRegistry r;
+  r.add(std::make_unique<FakeCheck>("a", Behaviour::pass));
+  r.add(std::make_unique<FakeCheck>("b", Behaviour::pass));
+  const auto plan = plan_checks(r, Profile::quick, {});
+  RunState state(Verdict{}, plan, false);
+  state.check_started(0);  // a runner stuck inside check a
+  std::mutex m;
+  std::optional<Verdict> written;
+  {
+    Supervisor sup(state, SteadyClock::now() + 100ms, 50ms, [&](const Verdict& v) {
+      std::lock_guard<std::mutex> lock(m);
+      written = v;
+    });
+    for (int i = 0; i < 200 && !state.finalized(); ++i) std::this_thread::sleep_for(10ms);
+  }
+  std::lock_guard<std::mutex> lock(m);
+  REQUIRE(written);
+  CHECK(written->checks[0].findings[0].code == "CHECK_TIMEOUT");
+  CHECK(written->checks[1].status == Status::skip);
+  CHECK_THAT(written->checks[1].skip_reason, Catch::Contains("--timeout"));
+  CHECK(written->exit_code == 1);
+  CHECK_FALSE(state.claim_finalize());  // exactly one writer
+}
