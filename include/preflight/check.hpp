@@ -81,7 +81,7 @@ class CheckRegistry {
  public:
   void add(std::unique_ptr<Check> check);  // throws std::logic_error on a duplicate name
   const Check* find(std::string_view name) const;
-  std::vector<const Check*> all() const;   // in registration order
+  std::vector<const Check*> all() const;  // in registration order
   std::vector<std::string> names() const;
   // The fault kinds of the runner plus those of every registered check.
   std::vector<FaultKindSpec> fault_kinds() const;

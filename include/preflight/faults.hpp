@@ -15,9 +15,9 @@ std::string_view to_string(TargetType type);
 
 struct FaultTarget {
   TargetType type = TargetType::node;
-  int index = -1;      // gpu=I, node=R, pair=I-J (first)
-  int index2 = -1;     // pair=I-J (second)
-  std::string name;    // nic=NAME, check=NAME
+  int index = -1;    // gpu=I, node=R, pair=I-J (first)
+  int index2 = -1;   // pair=I-J (second)
+  std::string name;  // nic=NAME, check=NAME
 
   // The entity name findings use for this target: gpu3, mlx5_0, node2, gpu0-gpu1, or the
   // check name.
@@ -27,14 +27,14 @@ struct FaultTarget {
 enum class FaultValue { none, optional_number, number, word };
 
 struct FaultKindSpec {
-  std::string kind;                       // e.g. "mig-on", "hang"
-  std::vector<TargetType> targets;        // target types the kind accepts
+  std::string kind;                 // e.g. "mig-on", "hang"
+  std::vector<TargetType> targets;  // target types the kind accepts
   FaultValue value = FaultValue::none;
-  double min_value = 0.0;                 // range for number values
+  double min_value = 0.0;  // range for number values
   double max_value = 0.0;
-  std::vector<std::string> words;         // allowed values for FaultValue::word
-  std::string description;                // one line for `preflight list`
-  std::vector<std::string> codes;         // finding codes this fault must produce
+  std::vector<std::string> words;  // allowed values for FaultValue::word
+  std::string description;         // one line for `preflight list`
+  std::vector<std::string> codes;  // finding codes this fault must produce
 };
 
 struct InjectedFault {

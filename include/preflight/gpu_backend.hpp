@@ -17,11 +17,11 @@ namespace preflight {
 // in read_errors so they surface as findings instead of silently passing.
 struct GpuReading {
   // Identity (filled by discover()).
-  int index = 0;            // NVML index, as nvidia-smi numbers GPUs
-  int cuda_ordinal = -1;    // CUDA device ordinal, -1 when CUDA does not see this GPU
+  int index = 0;          // NVML index, as nvidia-smi numbers GPUs
+  int cuda_ordinal = -1;  // CUDA device ordinal, -1 when CUDA does not see this GPU
   std::string name;
   std::string uuid;
-  std::string pci_bus_id;   // "00000000:1B:00.0"
+  std::string pci_bus_id;  // "00000000:1B:00.0"
   std::string serial;
   std::uint16_t pci_device_id = 0;  // e.g. 0x2330
   std::uint64_t memory_total_bytes = 0;
@@ -43,11 +43,11 @@ struct GpuReading {
   std::optional<int> pcie_gen_max_gpu;   // the most the GPU itself can do
   std::optional<int> pcie_width_current;
   std::optional<int> pcie_width_max;
-  std::optional<int> nvlink_active;      // links reported active
-  std::optional<int> nvlink_supported;   // links NVML can query on this GPU
-  std::optional<int> foreign_processes;  // compute processes other than this one
+  std::optional<int> nvlink_active;                 // links reported active
+  std::optional<int> nvlink_supported;              // links NVML can query on this GPU
+  std::optional<int> foreign_processes;             // compute processes other than this one
   std::optional<std::uint64_t> foreign_memory_mib;  // GPU memory they hold
-  std::vector<std::string> read_errors;  // "nvmlDeviceGetEccMode: Unknown Error"
+  std::vector<std::string> read_errors;             // "nvmlDeviceGetEccMode: Unknown Error"
 
   // Responsiveness probe (filled by probe()): a kernel writes a pattern that is copied back and
   // verified, bounded by a deadline.
@@ -72,11 +72,11 @@ inline constexpr std::uint64_t kDisplayClockSetting = 0x100;
 
 struct NodeReading {
   bool nvml_loaded = false;
-  std::string nvml_error;      // why NVML is unusable: dlopen message, nvmlInit error
-  std::string driver_version;  // "580.65.06"
+  std::string nvml_error;        // why NVML is unusable: dlopen message, nvmlInit error
+  std::string driver_version;    // "580.65.06"
   int cuda_driver_version = 0;   // 13000 for 13.0; 0 when unknown
   int cuda_runtime_version = 0;  // the runtime this binary was built with
-  std::string cuda_error;        // e.g. "CUDA driver version is insufficient for CUDA runtime version"
+  std::string cuda_error;  // e.g. "CUDA driver version is insufficient for CUDA runtime version"
   int cuda_device_count = 0;
   std::string nccl_version;      // "2.28.3" or empty when libnccl.so.2 cannot be loaded
   std::vector<GpuReading> gpus;  // ordered by NVML index; CUDA-only GPUs when NVML is absent

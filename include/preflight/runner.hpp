@@ -36,6 +36,9 @@ std::chrono::seconds default_timeout(const std::vector<PlannedCheck>& plan);
 
 enum class StopCause { none, signal, deadline };
 
+// skip_reason of a check the run never started (as opposed to one that chose to skip).
+inline constexpr std::string_view kNotRunPrefix = "not run: ";
+
 class RunState {
  public:
   RunState(Verdict skeleton, const std::vector<PlannedCheck>& plan, bool strict);
@@ -65,6 +68,7 @@ class RunState {
 
   // True for exactly one caller: the one that writes the verdict.
   bool claim_finalize();
+  void add_incompleteness(Verdict& v) const;  // requires mutex_ held
   bool finalized() const { return finalized_.load(); }
 
  private:

@@ -21,14 +21,14 @@ struct ThresholdSpec {
   std::string_view description;  // one line
   double min_value;              // accepted range in a thresholds file
   double max_value;
-  bool integer;                  // the value must be a whole number
-  double generic;                // value for a GPU of unknown SKU
+  bool integer;    // the value must be a whole number
+  double generic;  // value for a GPU of unknown SKU
 };
 
 struct SkuSpec {
-  std::string_view id;    // "h100-sxm5-80gb"; used by --sku
-  std::string_view name;  // "NVIDIA H100 SXM5 80GB"
-  std::vector<std::uint16_t> pci_device_ids;  // PCI device id (vendor 0x10de)
+  std::string_view id;                          // "h100-sxm5-80gb"; used by --sku
+  std::string_view name;                        // "NVIDIA H100 SXM5 80GB"
+  std::vector<std::uint16_t> pci_device_ids;    // PCI device id (vendor 0x10de)
   std::vector<std::string_view> name_patterns;  // substrings of the NVML/CUDA device name
   std::vector<std::pair<std::string_view, double>> values;  // keys that differ from generic
 };
@@ -49,7 +49,7 @@ class Thresholds {
   double get(std::string_view key) const;
   const std::map<std::string, double, std::less<>>& values() const { return values_; }
 
-  const std::string& sku_id() const { return sku_id_; }      // "generic" when unknown
+  const std::string& sku_id() const { return sku_id_; }  // "generic" when unknown
   const std::string& sku_name() const { return sku_name_; }
   const std::string& detected_by() const { return detected_by_; }
   const std::vector<std::string>& overridden() const { return overridden_; }

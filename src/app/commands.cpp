@@ -11,12 +11,12 @@
 #include <thread>
 
 #include "preflight/atomic_file.hpp"
+#include "preflight/build_info.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/host_info.hpp"
 #include "preflight/report.hpp"
 #include "preflight/runner.hpp"
 #include "preflight/supervisor.hpp"
-#include "preflight/build_info.hpp"
 
 namespace preflight {
 
@@ -66,7 +66,9 @@ int deliver(const Verdict& verdict, const RunArgs& args) {
       code = kExitInternalError;
     }
   }
-  const std::string table = verdict_to_text(verdict, style);
+  Verdict shown = verdict;
+  shown.exit_code = code;  // the table tells the exit code the process really ends with
+  const std::string table = verdict_to_text(shown, style);
   std::fwrite(table.data(), 1, table.size(), table_stream);
   std::fflush(stdout);
   std::fflush(stderr);

@@ -30,12 +30,15 @@ int main(int argc, char** argv) {
   try {
     switch (inv.command) {
       case Command::message:
-        (inv.exit_code == 0 ? std::cout : std::cerr) << inv.message
-                                                     << (inv.exit_code == 0 ? "" : "\n");
+        (inv.exit_code == 0 ? std::cout : std::cerr)
+            << inv.message << (inv.exit_code == 0 ? "" : "\n");
         return inv.exit_code;
-      case Command::run: return finish(run_command(inv, argc, argv));
-      case Command::list: return finish(list_command(inv));
-      case Command::thresholds: return finish(thresholds_command(inv));
+      case Command::run:
+        return finish(run_command(inv, argc, argv));
+      case Command::list:
+        return finish(list_command(inv));
+      case Command::thresholds:
+        return finish(thresholds_command(inv));
     }
   } catch (const InvalidInput& e) {
     std::cerr << "preflight: " << e.what() << '\n';

@@ -22,7 +22,9 @@ std::string directory_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 // Creates a unique temporary file beside path; returns its fd and fills tmp_path.
 int make_temp_beside(const std::string& path, std::string& tmp_path) {
@@ -46,12 +48,14 @@ void ensure_writable(const std::string& path) {
   if (stat(dir.c_str(), &st) != 0) {
     throw InvalidInput("--json " + path + ": directory " + dir + ": " + errno_text());
   }
-  if (!S_ISDIR(st.st_mode)) throw InvalidInput("--json " + path + ": " + dir + " is not a directory");
+  if (!S_ISDIR(st.st_mode))
+    throw InvalidInput("--json " + path + ": " + dir + " is not a directory");
   // Probe with the same operation the final write uses (create beside, then remove), which
   // also catches read-only file systems that access() would miss.
   std::string tmp;
   const int fd = make_temp_beside(path, tmp);
-  if (fd < 0) throw InvalidInput("--json " + path + ": cannot write in " + dir + ": " + errno_text());
+  if (fd < 0)
+    throw InvalidInput("--json " + path + ": cannot write in " + dir + ": " + errno_text());
   close(fd);
   unlink(tmp.c_str());
 }
@@ -59,7 +63,8 @@ void ensure_writable(const std::string& path) {
 void write_file_atomically(const std::string& path, std::string_view contents) {
   std::string tmp;
   const int fd = make_temp_beside(path, tmp);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file beside " + path + ": " + errno_text());
+  if (fd < 0)
+    throw std::runtime_error("cannot create a temporary file beside " + path + ": " + errno_text());
   const auto fail = [&](const std::string& what) {
     const std::string why = errno_text();
     close(fd);
@@ -88,6 +93,12 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
     const std::string why = errno_text();
     unlink(tmp.c_str());
     throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + why);
+  }
+  // Make the rename itself durable; a failure here leaves a complete file, so it is ignored.
+  const int dir_fd = open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir_fd >= 0) {
+    fsync(dir_fd);
+    close(dir_fd);
   }
 }
 

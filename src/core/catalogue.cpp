@@ -7,7 +7,9 @@ namespace preflight {
 // Defined in catalogue_entries.cpp: the table itself, kept apart from the lookup code.
 const std::vector<FindingSpec>& finding_catalogue_entries();
 
-const std::vector<FindingSpec>& finding_catalogue() { return finding_catalogue_entries(); }
+const std::vector<FindingSpec>& finding_catalogue() {
+  return finding_catalogue_entries();
+}
 
 const FindingSpec* find_finding_spec(std::string_view code) {
   for (const auto& spec : finding_catalogue()) {

@@ -20,9 +20,13 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "The check stopped on an unexpected error inside preflight; the node was not judged by it.",
        "Report the message to the preflight maintainers; rerun to see whether it repeats."},
       {"RUN_INCOMPLETE", Severity::fail,
-       "Checks were not run because the run's deadline (--timeout) was reached first.",
-       "Give the run a longer --timeout or select fewer checks; an incomplete run is not a "
-       "healthy verdict."},
+       "Checks were not run (the --timeout was reached, discovery failed, or an earlier check "
+       "hung), so the node was not fully judged.",
+       "Fix the cause named in the message (a longer --timeout, or the hung GPU); an incomplete "
+       "run is never a healthy verdict."},
+      {"RUN_INTERRUPTED", Severity::fail,
+       "The run was stopped by SIGTERM or SIGINT before every check finished.",
+       "Rerun preflight with enough time (Slurm PrologEpilogTimeout, --timeout)."},
       {"DISCOVERY_TIMEOUT", Severity::fail,
        "Listing the GPUs through NVML and CUDA did not finish within its deadline.",
        "The driver is not answering: check nvidia-smi and dmesg for Xid errors; reset the GPUs or "
@@ -34,8 +38,7 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "Check nvidia-smi and lsmod | grep nvidia; install or reload the driver; if the node has "
        "no GPUs, run with --expect-gpus 0."},
       {"NO_GPU_EXPECTED", Severity::info,
-       "No GPU is visible, which --expect-gpus 0 accepts; GPU checks are skipped.",
-       "None needed."},
+       "No GPU is visible, which --expect-gpus 0 accepts; GPU checks are skipped.", "None needed."},
       {"GPU_COUNT_MISMATCH", Severity::fail,
        "The number of GPUs visible differs from --expect-gpus (a GPU fell off the bus, or the "
        "expectation is wrong).",
@@ -112,12 +115,10 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
       {"CLOCKS_THROTTLED_POWER_CAP", Severity::warn,
        "Clocks are held down by the software power cap while the GPU is idle.",
        "Check the power limit (nvidia-smi -q -d POWER) against the SKU's default."},
-      {"TEMPERATURE_HIGH", Severity::warn,
-       "The idle GPU is hotter than the warning threshold.",
+      {"TEMPERATURE_HIGH", Severity::warn, "The idle GPU is hotter than the warning threshold.",
        "Check airflow, fans and inlet temperature before the GPU reaches its slowdown "
        "temperature under load."},
-      {"TEMPERATURE_CRITICAL", Severity::fail,
-       "The idle GPU is hotter than the failure threshold.",
+      {"TEMPERATURE_CRITICAL", Severity::fail, "The idle GPU is hotter than the failure threshold.",
        "Drain the node and fix cooling; a GPU this hot at idle will throttle under load."},
       {"PCIE_LINK_DEGRADED", Severity::fail,
        "The GPU's PCIe link runs below what the GPU supports or the SKU requires (generation or "
@@ -140,6 +141,10 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "A small kernel and copy on this GPU failed, returned wrong data, or did not complete in "
        "time.",
        "Check dmesg for Xid errors; reset the GPU or reboot; RMA if it repeats."},
+      {"GPU_NOT_PROBED", Severity::warn,
+       "The responsiveness probe did not run on this GPU because the check's time ran out "
+       "(usually after another GPU's probe hung), so the GPU is unverified.",
+       "Fix the GPU that hung first, or give the run a longer --timeout; then rerun."},
   };
   return entries;
 }

@@ -49,9 +49,10 @@ void add_run_options(CLI::App& run, RunArgs& args, std::string& profile) {
 
 Invocation parse_command_line(int argc, const char* const* argv) {
   Invocation inv;
-  CLI::App app{"preflight: checks a GPU node before it is trusted with a large training job.\n"
-               "Exit codes: 0 healthy, 1 unhealthy, 2 invalid invocation, 3 internal error.",
-               "preflight"};
+  CLI::App app{
+      "preflight: checks a GPU node before it is trusted with a large training job.\n"
+      "Exit codes: 0 healthy, 1 unhealthy, 2 invalid invocation, 3 internal error.",
+      "preflight"};
   app.set_version_flag("--version", "preflight " + version_string());
   app.require_subcommand(1);
 

@@ -11,23 +11,32 @@ namespace preflight {
 
 std::string_view to_string(TargetType type) {
   switch (type) {
-    case TargetType::gpu: return "gpu";
-    case TargetType::nic: return "nic";
-    case TargetType::node: return "node";
-    case TargetType::pair: return "pair";
-    case TargetType::check: return "check";
+    case TargetType::gpu:
+      return "gpu";
+    case TargetType::nic:
+      return "nic";
+    case TargetType::node:
+      return "node";
+    case TargetType::pair:
+      return "pair";
+    case TargetType::check:
+      return "check";
   }
   return "node";
 }
 
 std::string FaultTarget::entity() const {
   switch (type) {
-    case TargetType::gpu: return "gpu" + std::to_string(index);
-    case TargetType::nic: return name;
-    case TargetType::node: return "node" + std::to_string(index);
+    case TargetType::gpu:
+      return "gpu" + std::to_string(index);
+    case TargetType::nic:
+      return name;
+    case TargetType::node:
+      return "node" + std::to_string(index);
     case TargetType::pair:
       return "gpu" + std::to_string(index) + "-gpu" + std::to_string(index2);
-    case TargetType::check: return name;
+    case TargetType::check:
+      return name;
   }
   return "node";
 }
@@ -47,13 +56,15 @@ bool all_of(std::string_view s, bool (*pred)(char)) {
 }
 
 bool is_kind_char(char c) {
-  return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-         c == '-';
+  return std::islower(static_cast<unsigned char>(c)) ||
+         std::isdigit(static_cast<unsigned char>(c)) || c == '-';
 }
 bool is_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
 }
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_digit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 int parse_index(std::string_view spec, std::string_view text, std::string_view what) {
   if (!all_of(text, is_digit) || text.size() > 6) {
@@ -64,8 +75,8 @@ int parse_index(std::string_view spec, std::string_view text, std::string_view w
 }
 
 std::optional<TargetType> target_type_from(std::string_view name) {
-  for (auto t : {TargetType::gpu, TargetType::nic, TargetType::node, TargetType::pair,
-                 TargetType::check}) {
+  for (auto t :
+       {TargetType::gpu, TargetType::nic, TargetType::node, TargetType::pair, TargetType::check}) {
     if (to_string(t) == name) return t;
   }
   return std::nullopt;
@@ -191,7 +202,8 @@ InjectedFault parse_fault(std::string_view spec, const std::vector<FaultKindSpec
   const bool has_value = colon != std::string_view::npos;
   const auto value = has_value ? head.substr(colon + 1) : std::string_view{};
 
-  if (!all_of(kind_name, is_kind_char)) bad(spec, "malformed kind '" + std::string(kind_name) + "'");
+  if (!all_of(kind_name, is_kind_char))
+    bad(spec, "malformed kind '" + std::string(kind_name) + "'");
   const FaultKindSpec* kind = nullptr;
   for (const auto& k : kinds) {
     if (k.kind == kind_name) kind = &k;
@@ -208,8 +220,8 @@ InjectedFault parse_fault(std::string_view spec, const std::vector<FaultKindSpec
   bool allowed = false;
   for (auto t : kind->targets) allowed = allowed || t == fault.target.type;
   if (!allowed) {
-    bad(spec, "kind '" + kind->kind + "' takes a " + join_targets(kind->targets) +
-                  " target, not " + std::string(to_string(fault.target.type)));
+    bad(spec, "kind '" + kind->kind + "' takes a " + join_targets(kind->targets) + " target, not " +
+                  std::string(to_string(fault.target.type)));
   }
   return fault;
 }

@@ -6,9 +6,12 @@ namespace preflight {
 
 std::string_view to_string(Profile profile) {
   switch (profile) {
-    case Profile::quick: return "quick";
-    case Profile::standard: return "standard";
-    case Profile::burnin: return "burnin";
+    case Profile::quick:
+      return "quick";
+    case Profile::standard:
+      return "standard";
+    case Profile::burnin:
+      return "burnin";
   }
   return "quick";
 }

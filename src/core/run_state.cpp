@@ -105,13 +105,13 @@ Verdict RunState::compose() const {
     if (running_ == i) {
       r.duration_s = seconds_between(running_since_, SteadyClock::now());
       const bool by_deadline = stop_cause_ == StopCause::deadline;
-      r.findings.push_back(make_finding(by_deadline ? "CHECK_TIMEOUT" : "CHECK_INTERRUPTED",
-                                        "node", "stopped while running: " + why));
+      r.findings.push_back(make_finding(by_deadline ? "CHECK_TIMEOUT" : "CHECK_INTERRUPTED", "node",
+                                        "stopped while running: " + why));
       r.status = Status::fail;
       r.summary = by_deadline ? "timed out" : "interrupted";
     } else {
       r.status = Status::skip;
-      r.skip_reason = "not run: " + why;
+      r.skip_reason = std::string(kNotRunPrefix) + why;
       r.summary = "not run";
     }
     v.checks.push_back(std::move(r));
@@ -119,8 +119,33 @@ Verdict RunState::compose() const {
   if (marker_) {
     for (auto& c : v.checks) marker_(c);
   }
+  add_incompleteness(v);
   aggregate(v, strict_);
   return v;
+}
+
+// Checks that never started leave the node unjudged, whatever the others found: say why as a
+// run-level fail, so that an interrupted or cut-short run can never pass.
+void RunState::add_incompleteness(Verdict& v) const {
+  int not_run = 0;
+  bool cut_short = false;  // a check was stopped while it ran
+  std::string why;
+  for (const auto& c : v.checks) {
+    if (c.status == Status::skip && c.skip_reason.rfind(kNotRunPrefix, 0) == 0) {
+      if (not_run++ == 0) why = c.skip_reason.substr(kNotRunPrefix.size());
+    }
+    for (const auto& f : c.findings) cut_short = cut_short || f.code == "CHECK_INTERRUPTED";
+  }
+  // A signal that arrives after the last check finished does not make the run incomplete.
+  const bool signalled = stop_cause_ == StopCause::signal && (not_run > 0 || cut_short);
+  if (not_run == 0 && !signalled) return;
+  const std::string count = std::to_string(not_run) + (not_run == 1 ? " check" : " checks");
+  if (signalled) {
+    v.findings.push_back(make_finding("RUN_INTERRUPTED", "node",
+                                      "stopped by " + stop_why_ + "; " + count + " not run"));
+  } else {
+    v.findings.push_back(make_finding("RUN_INCOMPLETE", "node", count + " not run: " + why));
+  }
 }
 
 bool RunState::claim_finalize() {

@@ -102,10 +102,10 @@ CheckResult overran(const std::string& name, double elapsed, double budget, bool
   r.duration_s = elapsed;
   r.summary = "timed out";
   const std::string limit = global ? "the --timeout of the run" : "its deadline";
-  r.findings.push_back(make_finding("CHECK_TIMEOUT", "node",
-                                    name + " did not finish within " + limit + " (" +
-                                        format_seconds(budget) + ")")
-                           .measured(elapsed, "s", budget));
+  r.findings.push_back(
+      make_finding("CHECK_TIMEOUT", "node",
+                   name + " did not finish within " + limit + " (" + format_seconds(budget) + ")")
+          .measured(elapsed, "s", budget));
   return r;
 }
 
@@ -121,10 +121,10 @@ void mark_injected(CheckResult& result, const FaultPlan& faults,
       const bool code_matches =
           std::find(kind->codes.begin(), kind->codes.end(), finding.code) != kind->codes.end();
       // Node-level findings (a GPU missing from the count) belong to a GPU fault too.
-      const bool entity_matches = fault.target.type == TargetType::check
-                                      ? fault.target.name == result.name
-                                      : fault.target.entity() == finding.entity ||
-                                            finding.entity == "node";
+      const bool entity_matches =
+          fault.target.type == TargetType::check
+              ? fault.target.name == result.name
+              : fault.target.entity() == finding.entity || finding.entity == "node";
       if (code_matches && entity_matches) finding.injected = true;
     }
   }
@@ -234,8 +234,8 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     const auto& g = node->gpus.front();
     const SkuSpec* sku = detect_sku(g.pci_device_id, g.name);
     std::ostringstream by;
-    by << (sku ? "pci device id 0x" : "unknown pci device id 0x") << std::hex
-       << g.pci_device_id << " (" << g.name << ")";
+    by << (sku ? "pci device id 0x" : "unknown pci device id 0x") << std::hex << g.pci_device_id
+       << " (" << g.name << ")";
     return Thresholds::for_sku(sku, by.str());
   }());
   if (!settings.thresholds_path.empty()) {
@@ -247,7 +247,6 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     }
   }
 
-  bool global_deadline_hit = false;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const Check& check = *plan[i].check;
     const CheckInfo& info = check.info();
@@ -257,10 +256,9 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     }
     if (not_run_why.empty() && SteadyClock::now() >= settings.deadline) {
       not_run_why = "the --timeout was reached";
-      global_deadline_hit = true;
     }
     if (!not_run_why.empty()) {
-      state.check_finished(i, skipped(info.name, "not run: " + not_run_why));
+      state.check_finished(i, skipped(info.name, std::string(kNotRunPrefix) + not_run_why));
       continue;
     }
 
@@ -277,9 +275,9 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     const bool by_global = ctx->deadline == settings.deadline;
 
     if (info.needs_gpu && node->gpus.empty()) {
-      state.check_finished(i, skipped(info.name, settings.expect.gpus == 0
-                                                     ? "no GPU on this node (--expect-gpus 0)"
-                                                     : "no GPU visible (see inventory)"));
+      state.check_finished(
+          i, skipped(info.name, settings.expect.gpus == 0 ? "no GPU on this node (--expect-gpus 0)"
+                                                          : "no GPU visible (see inventory)"));
       continue;
     }
     if (auto why = check.skip_reason(*ctx)) {
@@ -291,11 +289,10 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     const bool hang = faults_.for_check("hang", info.name) != nullptr;
     // The thresholds and discovery reading are shared with the worker: an abandoned worker
     // keeps them alive.
-    auto slot = start_task<CheckResult>(
-        [&check, ctx, thresholds, node, hang]() -> CheckResult {
-          if (hang) block_forever();
-          return const_cast<Check&>(check).run(*ctx);
-        });
+    auto slot = start_task<CheckResult>([&check, ctx, thresholds, node, hang]() -> CheckResult {
+      if (hang) block_forever();
+      return const_cast<Check&>(check).run(*ctx);
+    });
     WaitEnd end = wait_task(state, slot, ctx->deadline);
     if (end == WaitEnd::deadline) {
       // Ask the check to stop; a cooperative check returns within the grace period and the
@@ -321,9 +318,9 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
       r.status = Status::fail;
       r.summary = "interrupted";
       r.duration_s = duration<double>(SteadyClock::now() - start).count();
-      r.findings.push_back(make_finding("CHECK_INTERRUPTED", "node",
-                                        "interrupted by " + state.stop_why() + " after " +
-                                            format_seconds(r.duration_s)));
+      r.findings.push_back(make_finding(
+          "CHECK_INTERRUPTED", "node",
+          "interrupted by " + state.stop_why() + " after " + format_seconds(r.duration_s)));
       state.check_finished(i, std::move(r));
       continue;
     }
@@ -347,10 +344,6 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     state.check_finished(i, std::move(result));
   }
 
-  if (global_deadline_hit) {
-    state.add_run_finding(make_finding(
-        "RUN_INCOMPLETE", "node", "the --timeout was reached before every check finished"));
-  }
   outcome.verdict = state.compose();
   return outcome;
 }

@@ -21,9 +21,12 @@ sigset_t termination_signals() {
 
 std::string signal_name(int signo) {
   switch (signo) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    default: return "signal " + std::to_string(signo);
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    default:
+      return "signal " + std::to_string(signo);
   }
 }
 
@@ -36,7 +39,9 @@ void Supervisor::block_termination_signals() {
 
 Supervisor::Supervisor(RunState& state, SteadyClock::time_point hard_deadline,
                        std::chrono::milliseconds grace, Emergency emergency)
-    : state_(state), hard_deadline_(hard_deadline), grace_(grace),
+    : state_(state),
+      hard_deadline_(hard_deadline),
+      grace_(grace),
       emergency_(std::move(emergency)) {
   thread_ = std::thread([this] { loop(); });
 }

@@ -9,11 +9,15 @@ namespace {
 
 const char* colour_of(Status s) {
   switch (s) {
-    case Status::pass: return "\033[32m";
-    case Status::warn: return "\033[33m";
+    case Status::pass:
+      return "\033[32m";
+    case Status::warn:
+      return "\033[33m";
     case Status::fail:
-    case Status::error: return "\033[31m";
-    case Status::skip: return "\033[90m";
+    case Status::error:
+      return "\033[31m";
+    case Status::skip:
+      return "\033[90m";
   }
   return "";
 }

@@ -7,20 +7,28 @@ namespace preflight {
 
 std::string_view to_string(Status status) {
   switch (status) {
-    case Status::pass: return "pass";
-    case Status::warn: return "warn";
-    case Status::fail: return "fail";
-    case Status::skip: return "skip";
-    case Status::error: return "error";
+    case Status::pass:
+      return "pass";
+    case Status::warn:
+      return "warn";
+    case Status::fail:
+      return "fail";
+    case Status::skip:
+      return "skip";
+    case Status::error:
+      return "error";
   }
   return "error";
 }
 
 std::string_view to_string(Severity severity) {
   switch (severity) {
-    case Severity::info: return "info";
-    case Severity::warn: return "warn";
-    case Severity::fail: return "fail";
+    case Severity::info:
+      return "info";
+    case Severity::warn:
+      return "warn";
+    case Severity::fail:
+      return "fail";
   }
   return "fail";
 }
@@ -50,8 +58,7 @@ std::string sanitize_reason(std::string_view text) {
     const auto u = static_cast<unsigned char>(c);
     // Slurm passes the reason through scontrol and shells around it: keep printable ASCII
     // without the characters that quote or escape.
-    const bool printable = u >= 0x20 && u < 0x7f && c != '"' && c != '\'' && c != '`' &&
-                           c != '\\';
+    const bool printable = u >= 0x20 && u < 0x7f && c != '"' && c != '\'' && c != '`' && c != '\\';
     const char keep = printable ? c : ' ';
     if (keep == ' ') {
       if (last_space) continue;
@@ -75,7 +82,7 @@ namespace {
 struct Cause {
   std::string check;  // empty for run-level findings
   const Finding* finding = nullptr;
-  std::string text;   // used when there is no finding (a check with status error)
+  std::string text;  // used when there is no finding (a check with status error)
 };
 
 std::string describe(const Cause& cause) {

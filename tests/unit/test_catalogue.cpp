@@ -1,8 +1,8 @@
 // The catalogue, its documentation and the code that emits findings must agree: a finding code
 // that is emitted but not catalogued (or not documented) fails here.
-#include <catch2/catch.hpp>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <catch2/catch.hpp>
 
 #include <cctype>
 #include <fstream>

@@ -27,10 +27,10 @@ TEST_CASE("cli: run with defaults") {
 }
 
 TEST_CASE("cli: run with every option") {
-  const auto inv = parse({"run", "--profile", "burnin", "--checks", "inventory,gemm", "--json", "-",
-                          "--timeout", "90", "--expect-gpus", "0", "--thresholds", "t.json",
-                          "--strict", "--inject-fault", "mig-on@gpu=0", "--inject-fault",
-                          "hang@check=inventory", "--no-color"});
+  const auto inv =
+      parse({"run", "--profile", "burnin", "--checks", "inventory,gemm", "--json", "-", "--timeout",
+             "90", "--expect-gpus", "0", "--thresholds", "t.json", "--strict", "--inject-fault",
+             "mig-on@gpu=0", "--inject-fault", "hang@check=inventory", "--no-color"});
   CHECK(inv.command == Command::run);
   CHECK(inv.run.profile == Profile::burnin);
   CHECK(inv.run.checks == std::vector<std::string>{"inventory", "gemm"});
@@ -39,8 +39,7 @@ TEST_CASE("cli: run with every option") {
   CHECK(inv.run.expect_gpus == 0);
   CHECK(inv.run.thresholds_path == "t.json");
   CHECK(inv.run.strict);
-  CHECK(inv.run.inject_faults ==
-        std::vector<std::string>{"mig-on@gpu=0", "hang@check=inventory"});
+  CHECK(inv.run.inject_faults == std::vector<std::string>{"mig-on@gpu=0", "hang@check=inventory"});
   CHECK_FALSE(inv.run.colour);
 }
 

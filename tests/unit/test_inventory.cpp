@@ -49,7 +49,8 @@ TEST_CASE("inventory: GPU count against expectations") {
   CHECK_THAT(none.findings[0].message, Catch::Contains("no GPU or driver visible"));
   CHECK_THAT(none.findings[0].message, Catch::Contains("libnvidia-ml.so.1"));
 
-  const auto accepted = judge_inventory(test::no_gpu_node(), Thresholds::for_sku(nullptr, "t"), {0});
+  const auto accepted =
+      judge_inventory(test::no_gpu_node(), Thresholds::for_sku(nullptr, "t"), {0});
   CHECK(codes(accepted) == Codes{"NO_GPU_EXPECTED"});
   CHECK(status_from_findings(accepted.findings) == Status::pass);
 
@@ -103,7 +104,9 @@ TEST_CASE("inventory: each per-GPU rule yields its finding on that GPU only") {
        {"CLOCKS_THROTTLED_HW"}},
       {[](GpuReading& g) { g.clock_event_reasons = clock_event::kSwPowerCap; },
        {"CLOCKS_THROTTLED_POWER_CAP"}},
-      {[](GpuReading& g) { g.clock_event_reasons = clock_event::kGpuIdle | clock_event::kSyncBoost; },
+      {[](GpuReading& g) {
+         g.clock_event_reasons = clock_event::kGpuIdle | clock_event::kSyncBoost;
+       },
        {}},
       {[](GpuReading& g) { g.temperature_c = 80; }, {"TEMPERATURE_HIGH"}},
       {[](GpuReading& g) { g.temperature_c = 85; }, {"TEMPERATURE_CRITICAL"}},
@@ -131,6 +134,8 @@ TEST_CASE("inventory: each per-GPU rule yields its finding on that GPU only") {
          g.probe_error = "did not complete within 10 s";
        },
        {"GPU_UNRESPONSIVE"}},
+      {[](GpuReading& g) { g.probe_error = "the check's time ran out before this GPU's turn"; },
+       {"GPU_NOT_PROBED"}},
       {[](GpuReading& g) { g.read_errors = {"nvmlDeviceGetTemperature: Unknown Error"}; },
        {"NVML_READ_ERROR"}},
   };
@@ -166,16 +171,15 @@ TEST_CASE("inventory: every inventory fault kind is detected end to end on the r
   CheckRegistry registry;
   register_builtin_checks(registry);
   const std::map<std::string, std::string> values = {
-      {"ecc-correctable", "100000"}, {"temperature", "95"},  {"pcie-gen", "3"},
-      {"pcie-width", "4"},           {"nvlink-down", "6"},   {"foreign-memory", "4096"},
+      {"ecc-correctable", "100000"}, {"temperature", "95"}, {"pcie-gen", "3"},
+      {"pcie-width", "4"},           {"nvlink-down", "6"},  {"foreign-memory", "4096"},
       {"throttle", "hw-slowdown"},
   };
   int kinds_tested = 0;
   for (const auto& kind : registry.fault_kinds()) {
     if (kind.targets != std::vector<TargetType>{TargetType::gpu}) continue;
     const auto v = values.find(kind.kind);
-    const std::string spec =
-        kind.kind + (v == values.end() ? "" : ":" + v->second) + "@gpu=2";
+    const std::string spec = kind.kind + (v == values.end() ? "" : ":" + v->second) + "@gpu=2";
     INFO(spec);
     const auto plan = plan_checks(registry, Profile::quick, {});
     FaultPlan faults({parse_fault(spec, registry.fault_kinds())});
@@ -225,7 +229,8 @@ TEST_CASE("inventory: the probe runs on every GPU CUDA sees, and not on injected
   CHECK(backend.probes == 2);
   const auto& metrics = out.verdict.checks.at(0).metrics;
   const auto has = [&](const std::string& key) {
-    return std::any_of(metrics.begin(), metrics.end(), [&](const auto& m) { return m.first == key; });
+    return std::any_of(metrics.begin(), metrics.end(),
+                       [&](const auto& m) { return m.first == key; });
   };
   CHECK(has("gpu0.probe_ms"));
   CHECK(has("gpu_count"));

@@ -89,8 +89,8 @@ TEST_CASE("json: top-level keys come in the documented order") {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   const std::vector<std::string> expected = {
-      "schema",  "tool",      "host",   "started_at", "duration_s",      "profile", "argv",
-      "system",  "verdict",   "exit_code", "reason",  "injected_faults", "findings", "checks"};
+      "schema", "tool",    "host",      "started_at", "duration_s",      "profile",  "argv",
+      "system", "verdict", "exit_code", "reason",     "injected_faults", "findings", "checks"};
   CHECK(keys == expected);
 }
 
@@ -101,7 +101,8 @@ TEST_CASE("json: invalid UTF-8 from a driver string does not break the document"
   CHECK_NOTHROW(Json::parse(text));
 }
 
-TEST_CASE("text: the table lists checks and failing findings with remediation, no colour off a TTY") {
+TEST_CASE(
+    "text: the table lists checks and failing findings with remediation, no colour off a TTY") {
   const std::string text = verdict_to_text(sample(), TextStyle{});
   CHECK_THAT(text, Catch::Contains("inventory"));
   CHECK_THAT(text, Catch::Contains("FAIL"));

@@ -30,9 +30,14 @@ class FakeCheck final : public Check {
   CheckResult run(CheckContext& ctx) override {
     CheckResult r;
     switch (behaviour_) {
-      case Behaviour::pass: r.summary = "ok"; break;
-      case Behaviour::fail: r.findings.push_back(make_finding("MIG_ENABLED", "gpu0", "on")); break;
-      case Behaviour::raise: throw std::runtime_error("device exploded");
+      case Behaviour::pass:
+        r.summary = "ok";
+        break;
+      case Behaviour::fail:
+        r.findings.push_back(make_finding("MIG_ENABLED", "gpu0", "on"));
+        break;
+      case Behaviour::raise:
+        throw std::runtime_error("device exploded");
       case Behaviour::cooperative_overrun:
         while (!ctx.cancelled()) std::this_thread::sleep_for(1ms);
         break;
@@ -193,6 +198,8 @@ TEST_CASE("runner: a stop request interrupts the running check and skips the res
   CHECK_THAT(h.result(out, "b").skip_reason, Catch::Contains("interrupted by SIGTERM"));
   CHECK_THAT(out.verdict.reason, Catch::Contains("SIGTERM"));
   CHECK(out.verdict.exit_code == 1);
+  REQUIRE(out.verdict.findings.size() == 1);
+  CHECK(out.verdict.findings[0].code == "RUN_INTERRUPTED");
 }
 
 TEST_CASE("runner: GPU checks are skipped with a reason on a node without GPUs") {
@@ -214,10 +221,39 @@ TEST_CASE("runner: discovery that never answers gives DISCOVERY_TIMEOUT and runs
   h.backend->hang_discovery = true;
   h.add("a", Behaviour::pass);
   const auto out = h.run();
-  REQUIRE(out.verdict.findings.size() == 1);
+  REQUIRE(out.verdict.findings.size() == 2);
   CHECK(out.verdict.findings[0].code == "DISCOVERY_TIMEOUT");
+  CHECK(out.verdict.findings[1].code == "RUN_INCOMPLETE");
   CHECK(h.result(out, "a").status == Status::skip);
   CHECK(out.verdict.exit_code == 1);
+}
+
+TEST_CASE("runner: a signal while no check runs (during discovery) still fails the run") {
+  Harness h;
+  h.backend->hang_discovery = true;
+  h.add("a", Behaviour::pass);
+  const auto out = h.run(nullptr, [](RunState& s) {
+    std::this_thread::sleep_for(100ms);
+    s.request_stop(StopCause::signal, "SIGINT");
+  });
+  REQUIRE(out.verdict.findings.size() == 1);
+  CHECK(out.verdict.findings[0].code == "RUN_INTERRUPTED");
+  CHECK_THAT(h.result(out, "a").skip_reason, Catch::StartsWith("not run: interrupted by SIGINT"));
+  CHECK(out.verdict.verdict == Status::fail);
+  CHECK(out.verdict.exit_code == 1);
+  CHECK_THAT(out.verdict.reason, Catch::Contains("SIGINT"));
+}
+
+TEST_CASE("runner: a signal after the last check finished does not fail a healthy run") {
+  CheckRegistry r;
+  r.add(std::make_unique<FakeCheck>("a", Behaviour::pass));
+  const auto plan = plan_checks(r, Profile::quick, {});
+  RunState state(Verdict{}, plan, false);
+  CheckResult done;
+  done.name = "a";
+  state.check_finished(0, done);
+  state.request_stop(StopCause::signal, "SIGTERM");
+  CHECK(state.compose().verdict == Status::pass);
 }
 
 TEST_CASE("runner: a fault aimed at a GPU the node lacks is invalid input") {

@@ -66,7 +66,8 @@ TEST_CASE("verdict: error alone gives fail with exit 3; error plus a real fail g
   CHECK(only_error.exit_code == kExitInternalError);
 
   auto fail = make_finding("MIG_ENABLED", "gpu0", "MIG mode is on");
-  Verdict both = verdict_of({check("gemm", Status::error, {err}), check("inventory", Status::fail, {fail})});
+  Verdict both =
+      verdict_of({check("gemm", Status::error, {err}), check("inventory", Status::fail, {fail})});
   aggregate(both, false);
   CHECK(both.exit_code == kExitUnhealthy);
   CHECK_THAT(both.reason, Catch::Contains("(+1 more)"));
@@ -90,9 +91,9 @@ TEST_CASE("verdict: injected runs say so in the reason") {
 }
 
 TEST_CASE("verdict: reason is drain-safe and at most 200 characters") {
-  auto fail = make_finding("GPU_UNRESPONSIVE", "gpu0",
-                           "probe failed: \"quoted\" 'single' `tick` back\\slash\nnew\tline " +
-                               std::string(300, 'x'));
+  auto fail = make_finding(
+      "GPU_UNRESPONSIVE", "gpu0",
+      "probe failed: \"quoted\" 'single' `tick` back\\slash\nnew\tline " + std::string(300, 'x'));
   std::vector<CheckResult> checks = {check("inventory", Status::fail, {fail})};
   for (int i = 0; i < 5; ++i) {
     checks.push_back(check("c" + std::to_string(i), Status::fail,

@@ -43,13 +43,19 @@ CheckResult InventoryCheck::run(CheckContext& ctx) {
     const auto probe_budget =
         std::chrono::duration<double>(ctx.thresholds->get("inventory.probe_timeout_s"));
     for (auto& g : node.gpus) {
-      if (ctx.cancelled()) break;
       // A GPU CUDA cannot see is reported as such; probing it would only repeat that.
       if (g.cuda_ordinal < 0 || probe_is_replaced(*ctx.faults, g.index)) continue;
       // Leave a little of the check's own deadline so a stuck probe is reported as
-      // GPU_UNRESPONSIVE on its GPU rather than as a timeout of the whole check.
+      // GPU_UNRESPONSIVE on its GPU rather than as a timeout of the whole check. A GPU reached
+      // after an earlier one used up the time is reported unprobed (GPU_NOT_PROBED), not
+      // blamed.
+      const auto latest = ctx.deadline - std::chrono::milliseconds(500);
+      if (ctx.cancelled() || SteadyClock::now() + std::chrono::seconds(1) > latest) {
+        g.probe_error = "the check's time ran out before this GPU's turn";
+        continue;
+      }
       const auto deadline = std::min(
-          ctx.deadline - std::chrono::milliseconds(500),
+          latest,
           SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(probe_budget));
       ctx.gpu->probe(g, deadline);
     }

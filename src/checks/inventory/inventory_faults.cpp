@@ -64,10 +64,11 @@ std::vector<FaultKindSpec> inventory_fault_kinds() {
       gpu_kind("unresponsive", "the responsiveness probe gets no answer", {"GPU_UNRESPONSIVE"}),
       gpu_kind("nvml-error", "an NVML query fails with Unknown Error", {"NVML_READ_ERROR"}),
   };
-  FaultKindSpec throttle = gpu_kind(
-      "throttle", "a clocks-event reason is active: hw-slowdown, hw-thermal, sw-thermal, "
-                  "power-brake or power-cap",
-      {"CLOCKS_THROTTLED_HW", "CLOCKS_THROTTLED_POWER_CAP"}, FaultValue::word);
+  FaultKindSpec throttle =
+      gpu_kind("throttle",
+               "a clocks-event reason is active: hw-slowdown, hw-thermal, sw-thermal, "
+               "power-brake or power-cap",
+               {"CLOCKS_THROTTLED_HW", "CLOCKS_THROTTLED_POWER_CAP"}, FaultValue::word);
   throttle.words = {"hw-slowdown", "hw-thermal", "sw-thermal", "power-brake", "power-cap"};
   kinds.push_back(throttle);
   return kinds;

@@ -14,7 +14,9 @@ using namespace clock_event;
 constexpr std::uint64_t kHardwareReasons =
     kHwSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown | kSwThermalSlowdown;
 
-std::string gpu_entity(const GpuReading& g) { return "gpu" + std::to_string(g.index); }
+std::string gpu_entity(const GpuReading& g) {
+  return "gpu" + std::to_string(g.index);
+}
 
 std::string num(double v) {
   std::string s = std::to_string(v);
@@ -23,8 +25,7 @@ std::string num(double v) {
   return s;
 }
 
-void judge_count(const NodeReading& node, const NodeExpectations& expect,
-                 InventoryJudgement& out) {
+void judge_count(const NodeReading& node, const NodeExpectations& expect, InventoryJudgement& out) {
   const int count = static_cast<int>(node.gpus.size());
   if (count == 0) {
     std::string why = "NVML: " + (node.nvml_error.empty() ? "no GPUs" : node.nvml_error) +
@@ -33,7 +34,8 @@ void judge_count(const NodeReading& node, const NodeExpectations& expect,
       why += "; the PCI bus shows " + std::to_string(*node.pci_gpu_count) + " NVIDIA GPUs";
     }
     if (expect.gpus == 0) {
-      out.findings.push_back(make_finding("NO_GPU_EXPECTED", "node", "no GPU visible (" + why + ")"));
+      out.findings.push_back(
+          make_finding("NO_GPU_EXPECTED", "node", "no GPU visible (" + why + ")"));
     } else {
       out.findings.push_back(
           make_finding("NO_GPU_VISIBLE", "node", "no GPU or driver visible (" + why + ")")
@@ -58,14 +60,15 @@ void judge_count(const NodeReading& node, const NodeExpectations& expect,
 
 void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudgement& out) {
   if (!node.nvml_loaded) {
-    out.findings.push_back(make_finding("NVML_UNAVAILABLE", "node",
-                                        "GPU health not readable: " + node.nvml_error));
+    out.findings.push_back(
+        make_finding("NVML_UNAVAILABLE", "node", "GPU health not readable: " + node.nvml_error));
   }
   const bool cuda_sees_none = node.cuda_device_count == 0;
   if (cuda_sees_none && node.nvml_loaded) {
-    out.findings.push_back(make_finding(
-        "CUDA_UNAVAILABLE", "node",
-        "CUDA runtime sees no device: " + (node.cuda_error.empty() ? "no error given" : node.cuda_error)));
+    out.findings.push_back(
+        make_finding("CUDA_UNAVAILABLE", "node",
+                     "CUDA runtime sees no device: " +
+                         (node.cuda_error.empty() ? "no error given" : node.cuda_error)));
   }
   if (th.sku_id() == "generic") {
     const auto& g = node.gpus.front();
@@ -85,9 +88,9 @@ void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudg
   if (!cuda_sees_none) {
     for (const auto& g : node.gpus) {
       if (g.cuda_ordinal < 0) {
-        out.findings.push_back(make_finding("GPU_NOT_VISIBLE_TO_CUDA", gpu_entity(g),
-                                            "NVML lists " + g.pci_bus_id +
-                                                " but the CUDA runtime does not see it"));
+        out.findings.push_back(
+            make_finding("GPU_NOT_VISIBLE_TO_CUDA", gpu_entity(g),
+                         "NVML lists " + g.pci_bus_id + " but the CUDA runtime does not see it"));
       }
     }
   }
@@ -132,8 +135,8 @@ void judge_pcie(const GpuReading& g, const Thresholds& th, InventoryJudgement& o
     problems.push_back("link reaches Gen" + std::to_string(*g.pcie_gen_max_link) +
                        ", GPU supports Gen" + std::to_string(*g.pcie_gen_max_gpu));
   } else if (g.pcie_gen_max_link && want_gen > 0 && *g.pcie_gen_max_link < want_gen) {
-    problems.push_back("link reaches Gen" + std::to_string(*g.pcie_gen_max_link) + ", SKU needs Gen" +
-                       std::to_string(want_gen));
+    problems.push_back("link reaches Gen" + std::to_string(*g.pcie_gen_max_link) +
+                       ", SKU needs Gen" + std::to_string(want_gen));
   }
   if (g.pcie_width_current && g.pcie_width_max && *g.pcie_width_current < *g.pcie_width_max) {
     problems.push_back("running x" + std::to_string(*g.pcie_width_current) + " of x" +
@@ -150,8 +153,10 @@ void judge_pcie(const GpuReading& g, const Thresholds& th, InventoryJudgement& o
 
 void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, InventoryJudgement& out) {
   const std::string e = gpu_entity(g);
-  if (g.mig_enabled.value_or(false)) out.findings.push_back(make_finding("MIG_ENABLED", e, "MIG mode is on"));
-  if (g.ecc_enabled && !*g.ecc_enabled) out.findings.push_back(make_finding("ECC_DISABLED", e, "ECC is off"));
+  if (g.mig_enabled.value_or(false))
+    out.findings.push_back(make_finding("MIG_ENABLED", e, "MIG mode is on"));
+  if (g.ecc_enabled && !*g.ecc_enabled)
+    out.findings.push_back(make_finding("ECC_DISABLED", e, "ECC is off"));
   if (g.persistence_enabled && !*g.persistence_enabled) {
     out.findings.push_back(make_finding("PERSISTENCE_MODE_OFF", e, "persistence mode is off"));
   }
@@ -160,9 +165,9 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
   if (g.clock_event_reasons) {
     const auto mask = *g.clock_event_reasons;
     if (mask & kHardwareReasons) {
-      out.findings.push_back(make_finding("CLOCKS_THROTTLED_HW", e,
-                                          "clocks held down at idle: " +
-                                              describe_clock_events(mask & kHardwareReasons)));
+      out.findings.push_back(make_finding(
+          "CLOCKS_THROTTLED_HW", e,
+          "clocks held down at idle: " + describe_clock_events(mask & kHardwareReasons)));
     } else if (mask & kSwPowerCap) {
       out.findings.push_back(
           make_finding("CLOCKS_THROTTLED_POWER_CAP", e, "clocks held down at idle: SW power cap"));
@@ -173,11 +178,11 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
     const double warn = th.get("inventory.temperature_warn_c");
     const double t = *g.temperature_c;
     if (t >= fail) {
-      out.findings.push_back(make_finding("TEMPERATURE_CRITICAL", e, num(t) + " C at idle")
-                                 .measured(t, "C", fail));
+      out.findings.push_back(
+          make_finding("TEMPERATURE_CRITICAL", e, num(t) + " C at idle").measured(t, "C", fail));
     } else if (t >= warn) {
-      out.findings.push_back(make_finding("TEMPERATURE_HIGH", e, num(t) + " C at idle")
-                                 .measured(t, "C", warn));
+      out.findings.push_back(
+          make_finding("TEMPERATURE_HIGH", e, num(t) + " C at idle").measured(t, "C", warn));
     }
   }
   judge_pcie(g, th, out);
@@ -185,19 +190,19 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
   // A GPU alone in a node (or a VM) has no NVLink peer: its links are down by design.
   const double links = th.get("inventory.expected_nvlink_links");
   if (multi_gpu && links > 0 && g.nvlink_active && *g.nvlink_active < links) {
-    out.findings.push_back(make_finding("NVLINK_INACTIVE", e,
-                                        num(*g.nvlink_active) + " of " + num(links) +
-                                            " NVLink links active")
-                               .measured(*g.nvlink_active, "links", links));
+    out.findings.push_back(
+        make_finding("NVLINK_INACTIVE", e,
+                     num(*g.nvlink_active) + " of " + num(links) + " NVLink links active")
+            .measured(*g.nvlink_active, "links", links));
   }
 
   const double mem_fail = th.get("inventory.foreign_memory_fail_mib");
   if (g.foreign_memory_mib && *g.foreign_memory_mib > mem_fail) {
-    out.findings.push_back(
-        make_finding("FOREIGN_MEMORY_HIGH", e,
-                     num(g.foreign_processes.value_or(0)) + " other processes hold " +
-                         num(*g.foreign_memory_mib) + " MiB")
-            .measured(*g.foreign_memory_mib, "MiB", mem_fail));
+    out.findings.push_back(make_finding("FOREIGN_MEMORY_HIGH", e,
+                                        num(g.foreign_processes.value_or(0)) +
+                                            " other processes hold " + num(*g.foreign_memory_mib) +
+                                            " MiB")
+                               .measured(*g.foreign_memory_mib, "MiB", mem_fail));
   } else if (g.foreign_processes && *g.foreign_processes > 0) {
     out.findings.push_back(make_finding("FOREIGN_PROCESSES", e,
                                         num(*g.foreign_processes) + " other processes hold " +
@@ -206,6 +211,8 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
   }
   if (g.responsive && !*g.responsive) {
     out.findings.push_back(make_finding("GPU_UNRESPONSIVE", e, "probe failed: " + g.probe_error));
+  } else if (!g.responsive && !g.probe_error.empty()) {
+    out.findings.push_back(make_finding("GPU_NOT_PROBED", e, "probe not run: " + g.probe_error));
   }
   if (!g.read_errors.empty()) {
     std::string msg;
@@ -239,8 +246,10 @@ void add_metrics(const NodeReading& node, InventoryJudgement& out) {
 
 std::string describe_clock_events(std::uint64_t mask) {
   static const std::pair<std::uint64_t, const char*> names[] = {
-      {kSwPowerCap, "SW power cap"},           {kHwSlowdown, "HW slowdown"},
-      {kSwThermalSlowdown, "SW thermal slowdown"}, {kHwThermalSlowdown, "HW thermal slowdown"},
+      {kSwPowerCap, "SW power cap"},
+      {kHwSlowdown, "HW slowdown"},
+      {kSwThermalSlowdown, "SW thermal slowdown"},
+      {kHwThermalSlowdown, "HW thermal slowdown"},
       {kHwPowerBrakeSlowdown, "HW power brake"}};
   std::string out;
   for (const auto& [bit, name] : names) {
@@ -255,7 +264,8 @@ InventoryJudgement judge_inventory(const NodeReading& node, const Thresholds& th
   judge_count(node, expect, out);
   add_metrics(node, out);
   if (node.gpus.empty()) {
-    out.summary = expect.gpus == 0 ? "no GPU (accepted: --expect-gpus 0)" : "no GPU or driver visible";
+    out.summary =
+        expect.gpus == 0 ? "no GPU (accepted: --expect-gpus 0)" : "no GPU or driver visible";
     return out;
   }
   judge_software(node, thresholds, out);

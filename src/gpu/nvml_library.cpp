@@ -1,0 +1,433 @@
+#include "gpu/nvml_library.hpp"
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+
+#if __has_include(<nvml.h>)
+#include <nvml.h>  // only to check the declarations below against the real ones
+#define PREFLIGHT_CHECK_NVML_ABI 1
+#endif
+
+namespace preflight {
+namespace {
+
+// The slice of NVML's C ABI this file uses, declared here because nvml.h is not part of every
+// toolkit installation (Debian's, for one). Layouts and values are those of nvml.h; where the
+// real header is available they are checked against it below. C enums are passed as int.
+namespace abi {
+using Return = int;
+constexpr Return kSuccess = 0;
+constexpr Return kErrorInvalidArgument = 2;
+constexpr Return kErrorNotSupported = 3;
+constexpr Return kErrorInsufficientSize = 7;
+
+using EnableState = int;  // nvmlEnableState_t
+constexpr EnableState kFeatureEnabled = 1;
+constexpr unsigned kDeviceMigEnable = 1;
+constexpr int kMemoryErrorTypeCorrected = 0;  // nvmlMemoryErrorType_t
+constexpr int kMemoryErrorTypeUncorrected = 1;
+constexpr int kVolatileEcc = 0;  // nvmlEccCounterType_t
+constexpr int kAggregateEcc = 1;
+constexpr int kTemperatureGpu = 0;  // nvmlTemperatureSensors_t
+constexpr unsigned kNvLinkMaxLinks = 18;
+constexpr unsigned long long kValueNotAvailable = ~0ULL;
+
+struct PciInfo {  // nvmlPciInfo_t (as filled by nvmlDeviceGetPciInfo_v3)
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;  // device id in the upper 16 bits, vendor id in the lower
+  unsigned int pciSubSystemId;
+  char busId[32];
+};
+
+struct Memory {  // nvmlMemory_t
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+struct ProcessInfo {  // nvmlProcessInfo_t, as used by the _v2 and _v3 process queries
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes, or kValueNotAvailable
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+
+using Device = nvmlDevice_st*;
+using InitFn = Return (*)();
+using ErrorStringFn = const char* (*)(Return);
+using SystemStringFn = Return (*)(char*, unsigned);
+using CountFn = Return (*)(unsigned*);
+using HandleByIndexFn = Return (*)(unsigned, Device*);
+using DeviceStringFn = Return (*)(Device, char*, unsigned);
+using PciInfoFn = Return (*)(Device, PciInfo*);
+using MemoryFn = Return (*)(Device, Memory*);
+using MigModeFn = Return (*)(Device, unsigned*, unsigned*);
+using EccModeFn = Return (*)(Device, EnableState*, EnableState*);
+using EnableStateFn = Return (*)(Device, EnableState*);
+using TotalEccErrorsFn = Return (*)(Device, int, int, unsigned long long*);
+using RemappedRowsFn = Return (*)(Device, unsigned*, unsigned*, unsigned*, unsigned*);
+using Uint64Fn = Return (*)(Device, unsigned long long*);
+using TemperatureFn = Return (*)(Device, int, unsigned*);
+using UintFn = Return (*)(Device, unsigned*);
+using NvLinkStateFn = Return (*)(Device, unsigned, EnableState*);
+using ProcessesFn = Return (*)(Device, unsigned*, ProcessInfo*);
+}  // namespace abi
+
+constexpr const char* kDefaultLibrary = "libnvidia-ml.so.1";
+
+std::string error_text(abi::ErrorStringFn error_string, abi::Return status) {
+  const char* text = error_string != nullptr ? error_string(status) : nullptr;
+  return text != nullptr ? text : "NVML error " + std::to_string(status);
+}
+
+// True on success. "Not supported" is an answer, not a failure; anything else is recorded.
+bool check(abi::Return status, abi::ErrorStringFn error_string, const char* function,
+           NvmlLibrary::Errors& errors) {
+  if (status == abi::kSuccess) return true;
+  if (status != abi::kErrorNotSupported) {
+    errors.push_back(std::string(function) + ": " + error_text(error_string, status));
+  }
+  return false;
+}
+
+// NVML may fill a fixed-size field without a terminator, so never read past it.
+template <std::size_t N>
+std::string field_string(const char (&field)[N]) {
+  return std::string(field, strnlen(field, N));
+}
+
+}  // namespace
+
+#ifdef PREFLIGHT_CHECK_NVML_ABI
+static_assert(abi::kErrorInvalidArgument == NVML_ERROR_INVALID_ARGUMENT);
+static_assert(abi::kErrorNotSupported == NVML_ERROR_NOT_SUPPORTED);
+static_assert(abi::kErrorInsufficientSize == NVML_ERROR_INSUFFICIENT_SIZE);
+static_assert(abi::kFeatureEnabled == NVML_FEATURE_ENABLED);
+static_assert(abi::kDeviceMigEnable == NVML_DEVICE_MIG_ENABLE);
+static_assert(abi::kMemoryErrorTypeCorrected == NVML_MEMORY_ERROR_TYPE_CORRECTED);
+static_assert(abi::kMemoryErrorTypeUncorrected == NVML_MEMORY_ERROR_TYPE_UNCORRECTED);
+static_assert(abi::kVolatileEcc == NVML_VOLATILE_ECC && abi::kAggregateEcc == NVML_AGGREGATE_ECC);
+static_assert(abi::kTemperatureGpu == NVML_TEMPERATURE_GPU);
+static_assert(abi::kNvLinkMaxLinks == NVML_NVLINK_MAX_LINKS);
+static_assert(abi::kValueNotAvailable == NVML_VALUE_NOT_AVAILABLE);
+static_assert(sizeof(abi::EnableState) == sizeof(nvmlEnableState_t));
+static_assert(sizeof(abi::PciInfo) == sizeof(nvmlPciInfo_t));
+static_assert(offsetof(abi::PciInfo, pciDeviceId) == offsetof(nvmlPciInfo_t, pciDeviceId));
+static_assert(offsetof(abi::PciInfo, busId) == offsetof(nvmlPciInfo_t, busId));
+static_assert(sizeof(abi::Memory) == sizeof(nvmlMemory_t));
+static_assert(sizeof(abi::ProcessInfo) == sizeof(nvmlProcessInfo_t));
+static_assert(offsetof(abi::ProcessInfo, usedGpuMemory) ==
+              offsetof(nvmlProcessInfo_t, usedGpuMemory));
+#endif
+
+// A dlsym() result that converts to whichever function pointer type it is assigned to.
+struct Symbol {
+  void* address;
+  template <class Fn>
+  operator Fn() const {  // NOLINT(google-explicit-constructor): that conversion is the point
+    return reinterpret_cast<Fn>(address);
+  }
+};
+
+// Resolved at construction; an absent function stays null, which makes its readings
+// unavailable rather than failing the library.
+struct NvmlLibrary::Api {
+  explicit Api(void* library) : handle(library) {}
+  Symbol get(const char* symbol) const { return {handle ? dlsym(handle, symbol) : nullptr}; }
+
+  void* handle;
+  abi::InitFn init = get("nvmlInit_v2");
+  abi::InitFn shutdown = get("nvmlShutdown");
+  abi::ErrorStringFn error_string = get("nvmlErrorString");
+  abi::CountFn device_count = get("nvmlDeviceGetCount_v2");
+  abi::HandleByIndexFn handle_by_index = get("nvmlDeviceGetHandleByIndex_v2");
+  abi::SystemStringFn driver_version = get("nvmlSystemGetDriverVersion");
+  abi::DeviceStringFn name = get("nvmlDeviceGetName");
+  abi::DeviceStringFn uuid = get("nvmlDeviceGetUUID");
+  abi::DeviceStringFn serial = get("nvmlDeviceGetSerial");
+  abi::PciInfoFn pci_info = get("nvmlDeviceGetPciInfo_v3");
+  abi::MemoryFn memory_info = get("nvmlDeviceGetMemoryInfo");
+  abi::MigModeFn mig_mode = get("nvmlDeviceGetMigMode");
+  abi::EccModeFn ecc_mode = get("nvmlDeviceGetEccMode");
+  abi::EnableStateFn persistence_mode = get("nvmlDeviceGetPersistenceMode");
+  abi::TotalEccErrorsFn total_ecc_errors = get("nvmlDeviceGetTotalEccErrors");
+  abi::EnableStateFn retired_pages_pending = get("nvmlDeviceGetRetiredPagesPendingStatus");
+  abi::RemappedRowsFn remapped_rows = get("nvmlDeviceGetRemappedRows");
+  abi::Uint64Fn clocks_event_reasons = get("nvmlDeviceGetCurrentClocksEventReasons");
+  abi::Uint64Fn clocks_throttle_reasons = get("nvmlDeviceGetCurrentClocksThrottleReasons");
+  abi::TemperatureFn temperature = get("nvmlDeviceGetTemperature");
+  abi::UintFn pcie_gen_current = get("nvmlDeviceGetCurrPcieLinkGeneration");
+  abi::UintFn pcie_gen_max_link = get("nvmlDeviceGetMaxPcieLinkGeneration");
+  abi::UintFn pcie_gen_max_gpu = get("nvmlDeviceGetGpuMaxPcieLinkGeneration");
+  abi::UintFn pcie_width_current = get("nvmlDeviceGetCurrPcieLinkWidth");
+  abi::UintFn pcie_width_max = get("nvmlDeviceGetMaxPcieLinkWidth");
+  abi::NvLinkStateFn nvlink_state = get("nvmlDeviceGetNvLinkState");
+  abi::ProcessesFn processes_v3 = get("nvmlDeviceGetComputeRunningProcesses_v3");
+  abi::ProcessesFn processes_v2 = get("nvmlDeviceGetComputeRunningProcesses_v2");
+};
+
+std::string NvmlLibrary::library_name_from_env() {
+  const char* name = std::getenv("PREFLIGHT_NVML_LIBRARY");
+  return name != nullptr && *name != '\0' ? name : kDefaultLibrary;
+}
+
+NvmlLibrary::NvmlLibrary(const std::string& library_name) {
+  dlerror();
+  handle_ = dlopen(library_name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  api_ = std::make_unique<Api>(handle_);
+  if (handle_ == nullptr) {
+    const char* message = dlerror();
+    error_ = message != nullptr ? message : library_name + ": cannot be loaded";
+    return;
+  }
+  std::string missing;  // dlerror() of the first required function that is absent
+  for (const char* symbol : {"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString",
+                             "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2"}) {
+    dlerror();
+    if (dlsym(handle_, symbol) == nullptr) {
+      const char* message = dlerror();
+      missing = message != nullptr ? message : library_name + ": no symbol " + symbol;
+      break;
+    }
+  }
+  const Api& api = *api_;
+  abi::Return status = abi::kSuccess;
+  if (missing.empty()) status = api.init();
+  if (!missing.empty() || status != abi::kSuccess) {
+    error_ = !missing.empty() ? missing : "nvmlInit: " + error_text(api.error_string, status);
+    dlclose(handle_);
+    handle_ = nullptr;
+    return;
+  }
+  ok_ = true;
+}
+
+NvmlLibrary::~NvmlLibrary() {
+  if (ok_) api_->shutdown();
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+template <class Fn, class... Args>
+bool NvmlLibrary::call(Fn function, const char* name, Errors& errors, Args... args) const {
+  // After a failed nvmlInit the library is closed and the resolved pointers dangle.
+  return ok_ && function != nullptr && check(function(args...), api_->error_string, name, errors);
+}
+
+std::optional<std::string> NvmlLibrary::driver_version(Errors& errors) const {
+  char text[96] = {};  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80
+  if (!call(api_->driver_version, "nvmlSystemGetDriverVersion", errors, text,
+            unsigned{sizeof(text)})) {
+    return std::nullopt;
+  }
+  return field_string(text);
+}
+
+std::optional<unsigned> NvmlLibrary::device_count(Errors& errors) const {
+  unsigned count = 0;
+  if (!call(api_->device_count, "nvmlDeviceGetCount_v2", errors, &count)) return std::nullopt;
+  return count;
+}
+
+std::optional<NvmlLibrary::Device> NvmlLibrary::device(unsigned index, Errors& errors) const {
+  Device device = nullptr;
+  if (!call(api_->handle_by_index, "nvmlDeviceGetHandleByIndex_v2", errors, index, &device)) {
+    return std::nullopt;
+  }
+  return device;
+}
+
+std::optional<std::string> NvmlLibrary::device_string(int which, Device device,
+                                                      Errors& errors) const {
+  static constexpr const char* kNames[] = {"nvmlDeviceGetName", "nvmlDeviceGetUUID",
+                                           "nvmlDeviceGetSerial"};
+  const abi::DeviceStringFn functions[] = {api_->name, api_->uuid, api_->serial};
+  // Larger than any of NVML's *_BUFFER_SIZE constants, which are minimums.
+  char text[256] = {};
+  if (!call(functions[which], kNames[which], errors, device, text, unsigned{sizeof(text)}))
+    return std::nullopt;
+  return field_string(text);
+}
+
+std::optional<std::string> NvmlLibrary::name(Device device, Errors& errors) const {
+  return device_string(0, device, errors);
+}
+
+std::optional<std::string> NvmlLibrary::uuid(Device device, Errors& errors) const {
+  return device_string(1, device, errors);
+}
+
+std::optional<std::string> NvmlLibrary::serial(Device device, Errors& errors) const {
+  return device_string(2, device, errors);
+}
+
+std::optional<NvmlLibrary::PciInfo> NvmlLibrary::pci_info(Device device, Errors& errors) const {
+  abi::PciInfo info{};
+  if (!call(api_->pci_info, "nvmlDeviceGetPciInfo_v3", errors, device, &info)) return std::nullopt;
+  PciInfo result;
+  result.bus_id = field_string(info.busId);
+  result.device_id = static_cast<std::uint16_t>(info.pciDeviceId >> 16);
+  return result;
+}
+
+std::optional<std::uint64_t> NvmlLibrary::memory_total_bytes(Device device, Errors& errors) const {
+  abi::Memory memory{};
+  if (!call(api_->memory_info, "nvmlDeviceGetMemoryInfo", errors, device, &memory))
+    return std::nullopt;
+  return memory.total;
+}
+
+std::optional<bool> NvmlLibrary::mig_enabled(Device device, Errors& errors) const {
+  unsigned current = 0;
+  unsigned pending = 0;
+  if (!call(api_->mig_mode, "nvmlDeviceGetMigMode", errors, device, &current, &pending)) {
+    return std::nullopt;
+  }
+  return current == abi::kDeviceMigEnable;
+}
+
+std::optional<bool> NvmlLibrary::ecc_enabled(Device device, Errors& errors) const {
+  abi::EnableState current = 0;
+  abi::EnableState pending = 0;
+  if (!call(api_->ecc_mode, "nvmlDeviceGetEccMode", errors, device, &current, &pending)) {
+    return std::nullopt;
+  }
+  return current == abi::kFeatureEnabled;
+}
+
+std::optional<bool> NvmlLibrary::persistence_enabled(Device device, Errors& errors) const {
+  abi::EnableState mode = 0;
+  if (!call(api_->persistence_mode, "nvmlDeviceGetPersistenceMode", errors, device, &mode)) {
+    return std::nullopt;
+  }
+  return mode == abi::kFeatureEnabled;
+}
+
+std::optional<std::uint64_t> NvmlLibrary::ecc_errors(Device device, EccCounter counter,
+                                                     Errors& errors) const {
+  const bool corrected = counter == EccCounter::kCorrectedVolatile;
+  const int type = corrected ? abi::kMemoryErrorTypeCorrected : abi::kMemoryErrorTypeUncorrected;
+  const int lifetime =
+      counter == EccCounter::kUncorrectedAggregate ? abi::kAggregateEcc : abi::kVolatileEcc;
+  unsigned long long count = 0;
+  if (!call(api_->total_ecc_errors, "nvmlDeviceGetTotalEccErrors", errors, device, type, lifetime,
+            &count)) {
+    return std::nullopt;
+  }
+  return count;
+}
+
+std::optional<bool> NvmlLibrary::retired_pages_pending(Device device, Errors& errors) const {
+  abi::EnableState pending = 0;
+  if (!call(api_->retired_pages_pending, "nvmlDeviceGetRetiredPagesPendingStatus", errors, device,
+            &pending)) {
+    return std::nullopt;
+  }
+  return pending == abi::kFeatureEnabled;
+}
+
+std::optional<NvmlLibrary::RowRemap> NvmlLibrary::row_remap(Device device, Errors& errors) const {
+  unsigned corrected_rows = 0;
+  unsigned uncorrected_rows = 0;
+  unsigned pending = 0;
+  unsigned failed = 0;
+  if (!call(api_->remapped_rows, "nvmlDeviceGetRemappedRows", errors, device, &corrected_rows,
+            &uncorrected_rows, &pending, &failed)) {
+    return std::nullopt;
+  }
+  RowRemap result;
+  result.pending = pending != 0;
+  result.failed = failed != 0;
+  return result;
+}
+
+std::optional<std::uint64_t> NvmlLibrary::clock_event_reasons(Device device, Errors& errors) const {
+  const bool renamed = api_->clocks_event_reasons != nullptr;
+  const auto function = renamed ? api_->clocks_event_reasons : api_->clocks_throttle_reasons;
+  const char* name = renamed ? "nvmlDeviceGetCurrentClocksEventReasons"
+                             : "nvmlDeviceGetCurrentClocksThrottleReasons";
+  unsigned long long reasons = 0;
+  if (!call(function, name, errors, device, &reasons)) return std::nullopt;
+  return reasons;
+}
+
+std::optional<int> NvmlLibrary::temperature_c(Device device, Errors& errors) const {
+  unsigned celsius = 0;
+  if (!call(api_->temperature, "nvmlDeviceGetTemperature", errors, device, abi::kTemperatureGpu,
+            &celsius)) {
+    return std::nullopt;
+  }
+  return static_cast<int>(celsius);
+}
+
+std::optional<int> NvmlLibrary::pcie(Device device, PcieQuery query, Errors& errors) const {
+  // In PcieQuery order.
+  static constexpr const char* kNames[] = {
+      "nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkGeneration",
+      "nvmlDeviceGetGpuMaxPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth",
+      "nvmlDeviceGetMaxPcieLinkWidth"};
+  const abi::UintFn functions[] = {api_->pcie_gen_current, api_->pcie_gen_max_link,
+                                   api_->pcie_gen_max_gpu, api_->pcie_width_current,
+                                   api_->pcie_width_max};
+  const auto which = static_cast<std::size_t>(query);
+  unsigned value = 0;
+  if (!call(functions[which], kNames[which], errors, device, &value)) return std::nullopt;
+  return static_cast<int>(value);
+}
+
+std::optional<NvmlLibrary::NvLinkCounts> NvmlLibrary::nvlink(Device device, Errors& errors) const {
+  if (!ok_ || api_->nvlink_state == nullptr) return std::nullopt;
+  NvLinkCounts counts;
+  for (unsigned link = 0; link < abi::kNvLinkMaxLinks; ++link) {
+    abi::EnableState active = 0;
+    const abi::Return status = api_->nvlink_state(device, link, &active);
+    // A GPU with fewer links than the maximum answers these for the links it lacks.
+    if (status == abi::kErrorNotSupported || status == abi::kErrorInvalidArgument) continue;
+    // A partial count would read as links down; report the failure instead.
+    if (!check(status, api_->error_string, "nvmlDeviceGetNvLinkState", errors)) {
+      return std::nullopt;
+    }
+    ++counts.supported;
+    if (active == abi::kFeatureEnabled) ++counts.active;
+  }
+  return counts;
+}
+
+std::optional<NvmlLibrary::Processes> NvmlLibrary::foreign_processes(Device device, pid_t self,
+                                                                     Errors& errors) const {
+  const bool v3 = api_->processes_v3 != nullptr;
+  const abi::ProcessesFn function = v3 ? api_->processes_v3 : api_->processes_v2;
+  const char* name =
+      v3 ? "nvmlDeviceGetComputeRunningProcesses_v3" : "nvmlDeviceGetComputeRunningProcesses_v2";
+  if (!ok_ || function == nullptr) return std::nullopt;
+
+  std::vector<abi::ProcessInfo> infos;
+  unsigned count = 0;
+  abi::Return status = function(device, &count, nullptr);
+  // Processes can start between the calls, so ask again with some headroom.
+  for (int attempt = 0; status == abi::kErrorInsufficientSize && attempt < 5; ++attempt) {
+    infos.assign(count + 8, abi::ProcessInfo{});
+    count = static_cast<unsigned>(infos.size());
+    status = function(device, &count, infos.data());
+  }
+  if (!check(status, api_->error_string, name, errors)) return std::nullopt;
+  if (count < infos.size()) infos.resize(count);
+
+  Processes result;
+  std::uint64_t bytes = 0;
+  for (const abi::ProcessInfo& info : infos) {
+    if (static_cast<pid_t>(info.pid) == self) continue;
+    ++result.count;
+    if (info.usedGpuMemory != abi::kValueNotAvailable) bytes += info.usedGpuMemory;
+  }
+  constexpr std::uint64_t kMiB = 1024 * 1024;
+  result.memory_mib = (bytes + kMiB - 1) / kMiB;  // a process holding any memory shows as >= 1
+  return result;
+}
+
+}  // namespace preflight
