@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace preflight {
@@ -117,11 +118,17 @@ struct EventTraits {
 
 struct DeviceMemoryTraits {
   using Handle = void*;
+  static constexpr bool kHostAccessible = false;
+  static cudaError_t allocate(void** memory, std::size_t bytes) { return cudaMalloc(memory, bytes); }
   static void destroy(Handle memory) noexcept { PREFLIGHT_CUDA_CHECK_NOEXCEPT(cudaFree(memory)); }
 };
 
 struct PinnedMemoryTraits {
   using Handle = void*;
+  static constexpr bool kHostAccessible = true;
+  static cudaError_t allocate(void** memory, std::size_t bytes) {
+    return cudaMallocHost(memory, bytes);
+  }
   static void destroy(Handle memory) noexcept {
     PREFLIGHT_CUDA_CHECK_NOEXCEPT(cudaFreeHost(memory));
   }
@@ -161,18 +168,18 @@ class CudaEvent {
   detail::UniqueCudaResource<detail::EventTraits> event_;
 };
 
-// `count` elements of T in device memory (cudaMalloc), uninitialized.
-template <class T>
-class DeviceBuffer {
+// `count` elements of T, uninitialized, in memory that Traits allocates and frees.
+template <class T, class Traits>
+class CudaBuffer {
  public:
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
+  explicit CudaBuffer(std::size_t count) : count_(count) {
     void* memory = nullptr;
-    PREFLIGHT_CUDA_CHECK(cudaMalloc(&memory, count * sizeof(T)));
-    memory_ = detail::UniqueCudaResource<detail::DeviceMemoryTraits>(memory);
+    PREFLIGHT_CUDA_CHECK(Traits::allocate(&memory, count * sizeof(T)));
+    memory_ = detail::UniqueCudaResource<Traits>(memory);
   }
-  DeviceBuffer(DeviceBuffer&& other) noexcept
+  CudaBuffer(CudaBuffer&& other) noexcept
       : memory_(std::move(other.memory_)), count_(std::exchange(other.count_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+  CudaBuffer& operator=(CudaBuffer&& other) noexcept {
     if (this != &other) {
       memory_ = std::move(other.memory_);
       count_ = std::exchange(other.count_, 0);
@@ -181,6 +188,11 @@ class DeviceBuffer {
   }
 
   T* get() const noexcept { return static_cast<T*>(memory_.get()); }
+  // Only host memory can be indexed from the host.
+  template <class U = T, class = std::enable_if_t<Traits::kHostAccessible, U>>
+  U& operator[](std::size_t i) const noexcept {
+    return get()[i];
+  }
   std::size_t size() const noexcept { return count_; }
   std::size_t size_bytes() const noexcept { return count_ * sizeof(T); }
   T* release() noexcept {
@@ -189,42 +201,17 @@ class DeviceBuffer {
   }
 
  private:
-  detail::UniqueCudaResource<detail::DeviceMemoryTraits> memory_;
+  detail::UniqueCudaResource<Traits> memory_;
   std::size_t count_ = 0;
 };
 
-// `count` elements of T in page-locked host memory (cudaMallocHost), uninitialized. Pinned so
-// that cudaMemcpyAsync into it is truly asynchronous.
+// Device memory (cudaMalloc).
 template <class T>
-class PinnedHostBuffer {
- public:
-  explicit PinnedHostBuffer(std::size_t count) : count_(count) {
-    void* memory = nullptr;
-    PREFLIGHT_CUDA_CHECK(cudaMallocHost(&memory, count * sizeof(T)));
-    memory_ = detail::UniqueCudaResource<detail::PinnedMemoryTraits>(memory);
-  }
-  PinnedHostBuffer(PinnedHostBuffer&& other) noexcept
-      : memory_(std::move(other.memory_)), count_(std::exchange(other.count_, 0)) {}
-  PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept {
-    if (this != &other) {
-      memory_ = std::move(other.memory_);
-      count_ = std::exchange(other.count_, 0);
-    }
-    return *this;
-  }
+using DeviceBuffer = CudaBuffer<T, detail::DeviceMemoryTraits>;
 
-  T* get() const noexcept { return static_cast<T*>(memory_.get()); }
-  T& operator[](std::size_t i) const noexcept { return get()[i]; }
-  std::size_t size() const noexcept { return count_; }
-  std::size_t size_bytes() const noexcept { return count_ * sizeof(T); }
-  T* release() noexcept {
-    count_ = 0;
-    return static_cast<T*>(memory_.release());
-  }
-
- private:
-  detail::UniqueCudaResource<detail::PinnedMemoryTraits> memory_;
-  std::size_t count_ = 0;
-};
+// Page-locked host memory (cudaMallocHost), so that cudaMemcpyAsync into it is truly
+// asynchronous.
+template <class T>
+using PinnedHostBuffer = CudaBuffer<T, detail::PinnedMemoryTraits>;
 
 }  // namespace preflight
