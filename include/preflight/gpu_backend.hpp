@@ -85,6 +85,19 @@ struct NodeReading {
   std::optional<int> pci_gpu_count;
 };
 
+// The GPU whose model sets the node's thresholds: the first one whose identity could be read
+// (a GPU lost to the driver has no name or device id and must not turn the node "unknown").
+// nullptr when the node has no such GPU.
+inline const GpuReading* representative_gpu(const NodeReading& node) {
+  for (const auto& g : node.gpus) {
+    if (g.pci_device_id != 0 || !g.name.empty()) return &g;
+  }
+  return nullptr;
+}
+
+// The distinct model names of the GPUs whose name could be read, in sorted order.
+std::vector<std::string> gpu_models(const NodeReading& node);
+
 using SteadyClock = std::chrono::steady_clock;
 
 // Implemented by the CUDA/NVML backend (src/gpu) and by test doubles. Calls may block inside

@@ -220,11 +220,11 @@ CommandResult thresholds_command(const Invocation& inv) {
       std::cerr << "preflight: GPU discovery did not answer within 20 s\n";
       return {kExitUnhealthy, true};  // the discovery thread is stuck and cannot be joined
     }
-    if (node->gpus.empty()) {
-      thresholds = Thresholds::for_sku(nullptr, "no GPU visible");
+    if (const GpuReading* g = representative_gpu(*node)) {
+      thresholds =
+          Thresholds::for_sku(detect_sku(g->pci_device_id, g->name), "detected: " + g->name);
     } else {
-      const auto& g = node->gpus.front();
-      thresholds = Thresholds::for_sku(detect_sku(g.pci_device_id, g.name), "detected: " + g.name);
+      thresholds = Thresholds::for_sku(nullptr, "no GPU identified");
     }
   }
   if (!inv.thresholds.thresholds_path.empty()) {

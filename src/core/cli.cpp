@@ -73,6 +73,20 @@ Invocation parse_command_line(int argc, const char* const* argv) {
   thresholds->add_option("--thresholds", inv.thresholds.thresholds_path,
                          "apply this thresholds file on top, as 'run' would");
 
+  const auto fail = [&inv](const std::string& what) {
+    inv.command = Command::message;
+    inv.message = "preflight: " + what + " (see 'preflight --help')";
+    inv.exit_code = 2;
+    return inv;
+  };
+  // CLI11 would only say "a subcommand is required" for a misspelt one.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    if (first != "run" && first != "list" && first != "thresholds") {
+      return fail("unknown command '" + first + "' (known: run, list, thresholds)");
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -82,7 +96,8 @@ Invocation parse_command_line(int argc, const char* const* argv) {
     for (const CLI::App* sub : {run, list, thresholds}) {
       if (sub->parsed()) target = sub;
     }
-    inv.message = target->help();
+    // Top-level help shows every subcommand's options, so `preflight --help` is complete.
+    inv.message = target == &app ? app.help("", CLI::AppFormatMode::All) : target->help();
     inv.exit_code = 0;
     return inv;
   } catch (const CLI::CallForVersion& e) {
@@ -92,17 +107,18 @@ Invocation parse_command_line(int argc, const char* const* argv) {
     inv.exit_code = 0;
     return inv;
   } catch (const CLI::ParseError& e) {
-    inv.command = Command::message;
     std::string what = e.what();
     for (auto& c : what) {
       if (c == '\n') c = ' ';
     }
-    inv.message = "preflight: " + what + " (see 'preflight --help')";
-    inv.exit_code = 2;
-    return inv;
+    return fail(what);
   }
 
   if (run->parsed()) {
+    // An empty path (say, from an unset variable in a prolog) would silently lose the verdict.
+    if (run->count("--json") > 0 && inv.run.json_path.empty()) {
+      return fail("--json: empty path");
+    }
     inv.command = Command::run;
     inv.run.profile = parse_profile(profile).value_or(Profile::quick);
   } else if (list->parsed()) {

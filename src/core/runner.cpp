@@ -165,6 +165,16 @@ std::optional<NodeReading> discover_within(GpuBackend& backend, std::chrono::sec
   return std::move(*slot->value);
 }
 
+std::vector<std::string> gpu_models(const NodeReading& node) {
+  std::vector<std::string> models;
+  for (const auto& g : node.gpus) {
+    if (!g.name.empty()) models.push_back(g.name);
+  }
+  std::sort(models.begin(), models.end());
+  models.erase(std::unique(models.begin(), models.end()), models.end());
+  return models;
+}
+
 SystemInfo system_info_from(const NodeReading& node) {
   SystemInfo s;
   s.driver_version = node.driver_version;
@@ -230,8 +240,9 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
 
   // Thresholds follow the SKU of the first GPU; the --thresholds file applies on top.
   auto thresholds = std::make_shared<Thresholds>([&] {
-    if (node->gpus.empty()) return Thresholds::for_sku(nullptr, "no GPU");
-    const auto& g = node->gpus.front();
+    const GpuReading* first = representative_gpu(*node);
+    if (first == nullptr) return Thresholds::for_sku(nullptr, "no GPU identified");
+    const auto& g = *first;
     const SkuSpec* sku = detect_sku(g.pci_device_id, g.name);
     std::ostringstream by;
     by << (sku ? "pci device id 0x" : "unknown pci device id 0x") << std::hex << g.pci_device_id

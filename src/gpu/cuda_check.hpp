@@ -119,7 +119,9 @@ struct EventTraits {
 struct DeviceMemoryTraits {
   using Handle = void*;
   static constexpr bool kHostAccessible = false;
-  static cudaError_t allocate(void** memory, std::size_t bytes) { return cudaMalloc(memory, bytes); }
+  static cudaError_t allocate(void** memory, std::size_t bytes) {
+    return cudaMalloc(memory, bytes);
+  }
   static void destroy(Handle memory) noexcept { PREFLIGHT_CUDA_CHECK_NOEXCEPT(cudaFree(memory)); }
 };
 

@@ -56,6 +56,8 @@ TEST_CASE("cli: help and version exit 0 with text") {
   CHECK(help.command == Command::message);
   CHECK(help.exit_code == 0);
   CHECK_THAT(help.message, Catch::Contains("run"));
+  CHECK_THAT(help.message, Catch::Contains("--expect-gpus"));  // top-level help is complete
+  CHECK_THAT(parse({"frobnicate"}).message, Catch::Contains("unknown command 'frobnicate'"));
   const auto run_help = parse({"run", "--help"});
   CHECK(run_help.exit_code == 0);
   for (const char* opt : {"--profile", "--checks", "--json", "--timeout", "--expect-gpus",
@@ -83,6 +85,8 @@ TEST_CASE("cli: bad invocations exit 2 with one line") {
       {"run", "--json"},
       {"run", "extra-positional"},
       {"list", "--sku", "x"},
+      {"run", "--json", ""},
+      {"frobnicate"},
   };
   for (const auto& args : bad) {
     std::string joined;

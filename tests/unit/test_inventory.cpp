@@ -81,6 +81,14 @@ TEST_CASE("inventory: driver, CUDA and SKU problems are node findings") {
   n.gpus[1].name = "NVIDIA A100-SXM4-80GB";
   CHECK(codes(judge_inventory(n, h100(), {})) == Codes{"MIXED_GPU_MODELS"});
 
+  n = test::healthy_node(2);  // gpu0 lost to the driver: no name, no device id
+  n.gpus[0].name.clear();
+  n.gpus[0].pci_device_id = 0;
+  const auto lost = judge_inventory(n, h100(), {});
+  CHECK(codes(lost).empty());
+  CHECK_THAT(lost.summary, Catch::StartsWith("2 x NVIDIA H100 80GB HBM3"));
+  CHECK(representative_gpu(n) == &n.gpus[1]);
+
   n = test::healthy_node(1);
   n.gpus[0].pci_device_id = 0x1234;
   n.gpus[0].name = "Future GPU";

@@ -54,9 +54,9 @@ CheckResult InventoryCheck::run(CheckContext& ctx) {
         g.probe_error = "the check's time ran out before this GPU's turn";
         continue;
       }
-      const auto deadline = std::min(
-          latest,
-          SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(probe_budget));
+      const auto deadline =
+          std::min(latest, SteadyClock::now() +
+                               std::chrono::duration_cast<SteadyClock::duration>(probe_budget));
       ctx.gpu->probe(g, deadline);
     }
   }

@@ -1,7 +1,5 @@
 #include "checks/inventory/inventory_rules.hpp"
 
-#include <set>
-
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -70,16 +68,15 @@ void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudg
                      "CUDA runtime sees no device: " +
                          (node.cuda_error.empty() ? "no error given" : node.cuda_error)));
   }
-  if (th.sku_id() == "generic") {
-    const auto& g = node.gpus.front();
+  const GpuReading* first = representative_gpu(node);
+  if (th.sku_id() == "generic" && first != nullptr) {
     char id[8];
-    std::snprintf(id, sizeof id, "%04x", g.pci_device_id);
+    std::snprintf(id, sizeof id, "%04x", first->pci_device_id);
     out.findings.push_back(make_finding("SKU_UNKNOWN", "node",
-                                        "GPU model '" + g.name + "' (pci device id 0x" + id +
+                                        "GPU model '" + first->name + "' (pci device id 0x" + id +
                                             ") is not in the SKU table; generic thresholds apply"));
   }
-  std::set<std::string> models;
-  for (const auto& g : node.gpus) models.insert(g.name);
+  const auto models = gpu_models(node);
   if (models.size() > 1) {
     std::string list;
     for (const auto& m : models) list += (list.empty() ? "" : ", ") + m;
@@ -271,9 +268,9 @@ InventoryJudgement judge_inventory(const NodeReading& node, const Thresholds& th
   judge_software(node, thresholds, out);
   for (const auto& g : node.gpus) judge_gpu(g, thresholds, node.gpus.size() > 1, out);
 
-  std::set<std::string> models;
-  for (const auto& g : node.gpus) models.insert(g.name);
-  out.summary = std::to_string(node.gpus.size()) + " x " + *models.begin() +
+  const auto models = gpu_models(node);
+  out.summary = std::to_string(node.gpus.size()) + " x " +
+                (models.empty() ? std::string("unidentified GPU") : models.front()) +
                 (models.size() > 1 ? " (mixed)" : "");
   if (!node.driver_version.empty()) out.summary += ", driver " + node.driver_version;
   return out;

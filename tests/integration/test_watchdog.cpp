@@ -1,0 +1,147 @@
+// The watchdog and the signal path: a check that never returns (hang@check=inventory) must
+// not hold the run past its deadline, and SIGTERM/SIGINT must still produce a verdict.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/subprocess.hpp"
+
+namespace preflight::test {
+namespace {
+
+using nlohmann::json;
+
+const std::string kHang = "hang@check=inventory";
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += s + "\n";
+  return out;
+}
+
+// Waits (up to 10 s) until the process blocks SIGTERM and SIGINT, i.e. `run` has started and
+// a termination signal is the supervisor's to handle rather than the default action; so a
+// loaded machine that is slow to start the binary does not turn the test into a race. Where
+// /proc cannot tell, it returns at once.
+void wait_until_signals_blocked(pid_t pid) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const unsigned long long wanted = (1ull << (SIGTERM - 1)) | (1ull << (SIGINT - 1));
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::string status;
+    try {
+      status = read_file("/proc/" + std::to_string(pid) + "/status");
+    } catch (const std::exception&) {
+      return;
+    }
+    const auto pos = status.find("SigBlk:");
+    if (pos == std::string::npos) return;
+    const unsigned long long blocked = std::stoull(status.substr(pos + 7), nullptr, 16);
+    if ((blocked & wanted) == wanted) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// Starts a hung run with a long deadline, signals it about a second into the run, and returns
+// the result; the process gets 30 s to end before it is killed.
+RunResult hang_and_signal(const TempDir& dir, int signo) {
+  Child child = Child::start({preflight_binary(), "run", "--inject-fault", kHang, "--timeout", "60",
+                              "--json", dir.file("v.json")},
+                             no_gpu_options());
+  wait_until_signals_blocked(child.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  REQUIRE(child.send_signal(signo));
+  return child.wait(30);
+}
+
+void check_interrupted_verdict(const TempDir& dir, const RunResult& r, const std::string& name) {
+  INFO(r.describe() << " (" << r.since_signal_s << " s after " << name << ")\nstdout:\n"
+                    << r.out << "\nstderr:\n"
+                    << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  REQUIRE(r.exited());
+  CHECK(r.exit_code == 1);
+  CHECK(r.since_signal_s < 5.0);
+
+  const json v = parse_json(read_file(dir.file("v.json")), "verdict");
+  INFO(v.dump(2));
+  CHECK(joined(verdict_shape_problems(v)) == "");
+  CHECK(v["verdict"] == "fail");
+  CHECK(v["exit_code"] == 1);
+  CHECK(v["reason"].get<std::string>().find(name) != std::string::npos);
+  CHECK(v["injected_faults"] == json::array({kHang}));
+  const json* inventory = find_check(v, "inventory");
+  REQUIRE(inventory != nullptr);
+  CHECK((*inventory)["status"] == "fail");
+  const json* f = find_finding((*inventory)["findings"], "CHECK_INTERRUPTED");
+  REQUIRE(f != nullptr);
+  CHECK((*f)["severity"] == "fail");
+  CHECK(dir.entries() == std::vector<std::string>{"v.json"});
+}
+
+}  // namespace
+
+TEST_CASE("watchdog: a hung check times out and the run ends shortly after --timeout",
+          "[watchdog]") {
+  TempDir dir;
+  const RunResult r = run_preflight(
+      {"run", "--inject-fault", kHang, "--timeout", "5", "--json", dir.file("v.json")},
+      no_gpu_options(30));
+  INFO(r.describe() << "\nstdout:\n" << r.out << "\nstderr:\n" << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  REQUIRE(r.exited());
+  CHECK(r.exit_code == 1);
+  CHECK(r.elapsed_s < 8.0);
+
+  const json v = parse_json(read_file(dir.file("v.json")), "verdict");
+  INFO(v.dump(2));
+  CHECK(joined(verdict_shape_problems(v)) == "");
+  CHECK(v["verdict"] == "fail");
+  CHECK(v["exit_code"] == 1);
+  CHECK(v["injected_faults"] == json::array({kHang}));
+  const json* inventory = find_check(v, "inventory");
+  REQUIRE(inventory != nullptr);
+  CHECK((*inventory)["status"] == "fail");
+  const json* f = find_finding((*inventory)["findings"], "CHECK_TIMEOUT");
+  REQUIRE(f != nullptr);
+  CHECK((*f)["severity"] == "fail");
+  CHECK((*f)["injected"] == true);  // a drill must never read as a real fault
+  CHECK(dir.entries() == std::vector<std::string>{"v.json"});
+}
+
+TEST_CASE("watchdog: SIGTERM during a hung check writes the partial verdict", "[watchdog]") {
+  TempDir dir;
+  const RunResult r = hang_and_signal(dir, SIGTERM);
+  check_interrupted_verdict(dir, r, "SIGTERM");
+}
+
+TEST_CASE("watchdog: SIGINT during a hung check writes the partial verdict", "[watchdog]") {
+  TempDir dir;
+  const RunResult r = hang_and_signal(dir, SIGINT);
+  check_interrupted_verdict(dir, r, "SIGINT");
+}
+
+TEST_CASE("watchdog: a SIGKILLed run leaves the old verdict intact and no partial new one",
+          "[watchdog]") {
+  TempDir dir;
+  const std::string path = dir.file("v.json");
+  const std::string old = "{\"schema\": \"preflight.verdict/1\", \"verdict\": \"pass\"}\n";
+  write_file(path, old);
+  Child child = Child::start(
+      {preflight_binary(), "run", "--inject-fault", kHang, "--timeout", "60", "--json", path},
+      no_gpu_options());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  REQUIRE(child.send_signal(SIGKILL));
+  const RunResult r = child.wait(30);
+  INFO(r.describe() << "\nstdout:\n" << r.out << "\nstderr:\n" << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.term_signal == SIGKILL);
+  CHECK(read_file(path) == old);
+  CHECK(dir.entries() == std::vector<std::string>{"v.json"});
+}
+
+}  // namespace preflight::test
