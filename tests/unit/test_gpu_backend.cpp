@@ -15,32 +15,9 @@
 #include "gpu/pci_address.hpp"
 #include "kernels/probe_kernel.hpp"
 #include "preflight/gpu_backend.hpp"
+#include "support/scoped_env.hpp"
 
-namespace {
-
-// Sets an environment variable for one scope and restores what was there before.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-}  // namespace
+using preflight::test::ScopedEnv;
 
 TEST_CASE("gpu backend: NVML and CUDA spellings of a PCI bus id normalize to one form") {
   using preflight::normalize_pci_bus_id;
