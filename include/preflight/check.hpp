@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,29 @@ std::string_view to_string(Profile profile);
 std::optional<Profile> parse_profile(std::string_view text);
 std::string_view describe(Profile profile);
 
+// An option a check adds to `preflight run` (e.g. --gemm-dtypes). The CLI takes every check's
+// options from the registry as text; the check that owns one validates and interprets it.
+struct CheckOptionSpec {
+  std::string flag;        // "--gemm-dtypes"
+  std::string value_name;  // "LIST", shown in --help
+  std::string description;
+};
+
+// The check options given on the command line: flag -> value text.
+class CheckOptions {
+ public:
+  void set(std::string flag, std::string value) { values_[std::move(flag)] = std::move(value); }
+  const std::string* find(std::string_view flag) const {
+    const auto it = values_.find(flag);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+  const std::map<std::string, std::string, std::less<>>& all() const { return values_; }
+  bool empty() const { return values_.empty(); }
+
+ private:
+  std::map<std::string, std::string, std::less<>> values_;
+};
+
 struct CheckInfo {
   std::string name;
   std::string description;  // one line: what it runs
@@ -34,6 +58,7 @@ struct CheckInfo {
   // with --checks, under its standard budget).
   std::array<std::optional<std::chrono::seconds>, 3> budget;
   std::vector<FaultKindSpec> fault_kinds;
+  std::vector<CheckOptionSpec> options;  // options this check adds to `preflight run`
 
   std::optional<std::chrono::seconds> budget_for(Profile p) const {
     return budget[static_cast<std::size_t>(p)];
@@ -56,6 +81,10 @@ struct CheckContext {
   GpuBackend* gpu = nullptr;
   SteadyClock::time_point deadline;
   std::shared_ptr<std::atomic<bool>> cancel;  // set when the deadline passed or on a signal
+  const CheckOptions* options = nullptr;      // never null while a check runs
+  // Threads a check had to leave behind, stuck in the driver (per-GPU workers): the process
+  // must then end with _Exit rather than run destructors under them.
+  std::shared_ptr<std::atomic<int>> abandoned_threads;
 
   bool cancelled() const { return cancel && cancel->load(); }
   double seconds_left() const {
@@ -72,6 +101,16 @@ class Check {
   virtual std::optional<std::string> skip_reason(const CheckContext& ctx) const {
     (void)ctx;
     return std::nullopt;
+  }
+  // Throws InvalidInput (naming the flag) for a bad value of one of this check's options.
+  // Called before anything runs.
+  virtual void validate_options(const CheckOptions& options) const { (void)options; }
+  // The time budget under this profile with these options; nullopt: not part of the profile.
+  // Checks whose run time is configurable (--gemm-seconds) override it.
+  virtual std::optional<std::chrono::seconds> budget(Profile profile,
+                                                     const CheckOptions& options) const {
+    (void)options;
+    return info().budget_for(profile);
   }
   // Runs the check. May throw: the runner records the check as status error.
   virtual CheckResult run(CheckContext& ctx) = 0;

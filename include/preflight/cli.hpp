@@ -21,6 +21,7 @@ struct RunArgs {
   bool strict = false;
   std::vector<std::string> inject_faults;
   bool colour = true;  // --no-color turns it off; it is only used on a terminal anyway
+  CheckOptions check_options;  // options the checks add (--gemm-dtypes ...), as text
 };
 
 struct ThresholdsArgs {
@@ -38,7 +39,10 @@ struct Invocation {
   int exit_code = 0;
 };
 
-Invocation parse_command_line(int argc, const char* const* argv);
+// check_options: the options the registered checks add to `run` (every CheckInfo::options);
+// the parser stores their values as text for the checks to validate.
+Invocation parse_command_line(int argc, const char* const* argv,
+                              const std::vector<CheckOptionSpec>& check_options = {});
 
 // "0.1.0 (git abc123)"
 std::string version_string();

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "preflight/gemm_engine.hpp"
+
 namespace preflight {
 
 // Readings of one GPU. std::nullopt means "not read": the query is not supported on this GPU
@@ -114,6 +116,14 @@ class GpuBackend {
   virtual void read_health(NodeReading& node) = 0;
   // Runs the responsiveness probe on one GPU, giving up at the deadline.
   virtual void probe(GpuReading& gpu, SteadyClock::time_point deadline) = 0;
+  // One NVML sample of clocks, temperature, power and clock-event reasons (t_s left 0);
+  // nullopt when NVML is not usable. Cheap; safe to call from several threads.
+  virtual std::optional<GpuTelemetry> telemetry(const GpuReading& gpu) {
+    (void)gpu;
+    return std::nullopt;
+  }
+  // The cuBLAS product engine (gemm check); nullptr when this binary has none.
+  virtual GemmEngine* gemm_engine() { return nullptr; }
 };
 
 // The backend this binary was built with: NVML + CUDA when built with PREFLIGHT_WITH_CUDA,

@@ -26,10 +26,12 @@ struct PlannedCheck {
 };
 
 // The checks a run will execute: the profile's checks, or those named by --checks (in
-// registry order), with checks marked required always included. Throws InvalidInput for an
-// unknown name.
+// registry order), with checks marked required always included. Budgets come from each check
+// under these options. Throws InvalidInput for an unknown name, an option of a check that is
+// not part of the run, or an option value its check rejects.
 std::vector<PlannedCheck> plan_checks(const CheckRegistry& registry, Profile profile,
-                                      const std::vector<std::string>& selected);
+                                      const std::vector<std::string>& selected,
+                                      const CheckOptions& options = {});
 
 // Default global deadline: the planned checks' budgets plus discovery and a margin.
 std::chrono::seconds default_timeout(const std::vector<PlannedCheck>& plan);
@@ -98,6 +100,7 @@ struct RunSettings {
   // abandoned.
   std::chrono::milliseconds cancel_grace{500};
   std::string thresholds_path;  // --thresholds file, already validated once
+  CheckOptions options;         // check options (--gemm-dtypes ...), already validated
 };
 
 struct RunOutcome {

@@ -84,7 +84,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
 
   CheckRegistry registry;
   register_builtin_checks(registry);
-  const std::vector<PlannedCheck> plan = plan_checks(registry, args.profile, args.checks);
+  const std::vector<PlannedCheck> plan = plan_checks(registry, args.profile, args.checks, args.check_options);
   const FaultPlan faults = parse_faults(args.inject_faults, registry, plan);
   if (!args.thresholds_path.empty()) {
     // Validate now, before anything runs or is written; the runner applies it again on top of
@@ -116,6 +116,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   settings.expect.gpus = args.expect_gpus;
   settings.deadline = deadline;
   settings.thresholds_path = args.thresholds_path;
+  settings.options = args.check_options;
 
   auto backend = make_system_gpu_backend();
   Runner runner(*backend, faults);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <vector>
 
 #include "app/commands.hpp"
 #include "preflight/errors.hpp"
@@ -26,7 +27,15 @@ int finish(const preflight::CommandResult& result) {
 
 int main(int argc, char** argv) {
   using namespace preflight;
-  const Invocation inv = parse_command_line(argc, argv);
+  std::vector<CheckOptionSpec> check_options;
+  {
+    CheckRegistry registry;
+    register_builtin_checks(registry);
+    for (const Check* check : registry.all()) {
+      for (const auto& spec : check->info().options) check_options.push_back(spec);
+    }
+  }
+  const Invocation inv = parse_command_line(argc, argv, check_options);
   try {
     switch (inv.command) {
       case Command::message:

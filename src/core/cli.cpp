@@ -47,7 +47,8 @@ void add_run_options(CLI::App& run, RunArgs& args, std::string& profile) {
 
 }  // namespace
 
-Invocation parse_command_line(int argc, const char* const* argv) {
+Invocation parse_command_line(int argc, const char* const* argv,
+                              const std::vector<CheckOptionSpec>& check_options) {
   Invocation inv;
   CLI::App app{
       "preflight: checks a GPU node before it is trusted with a large training job.\n"
@@ -60,6 +61,14 @@ Invocation parse_command_line(int argc, const char* const* argv) {
   CLI::App* run = app.add_subcommand(
       "run", "Diagnose this node: run the profile's checks, print a table, write the verdict");
   add_run_options(*run, inv.run, profile);
+  // Options of the checks, as text; each check validates its own (plan_checks).
+  std::vector<std::string> check_values(check_options.size());
+  for (std::size_t i = 0; i < check_options.size(); ++i) {
+    const CheckOptionSpec& spec = check_options[i];
+    run->add_option(spec.flag, check_values[i], spec.description)
+        ->type_name(spec.value_name)
+        ->group("Check options");
+  }
 
   CLI::App* list =
       app.add_subcommand("list", "List every check, profile and fault kind with time budgets");
@@ -118,6 +127,11 @@ Invocation parse_command_line(int argc, const char* const* argv) {
     // An empty path (say, from an unset variable in a prolog) would silently lose the verdict.
     if (run->count("--json") > 0 && inv.run.json_path.empty()) {
       return fail("--json: empty path");
+    }
+    for (std::size_t i = 0; i < check_options.size(); ++i) {
+      if (run->count(check_options[i].flag) == 0) continue;
+      if (check_values[i].empty()) return fail(check_options[i].flag + ": empty value");
+      inv.run.check_options.set(check_options[i].flag, check_values[i]);
     }
     inv.command = Command::run;
     inv.run.profile = parse_profile(profile).value_or(Profile::quick);

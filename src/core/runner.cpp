@@ -258,6 +258,9 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     }
   }
 
+  // Shared with the workers like the thresholds: an abandoned worker may still read them.
+  const auto options = std::make_shared<const CheckOptions>(settings.options);
+
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const Check& check = *plan[i].check;
     const CheckInfo& info = check.info();
@@ -281,6 +284,8 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     ctx->node = node.get();
     ctx->gpu = &backend_;
     ctx->cancel = std::make_shared<std::atomic<bool>>(false);
+    ctx->options = options.get();
+    ctx->abandoned_threads = std::make_shared<std::atomic<int>>(0);
     const auto start = SteadyClock::now();
     ctx->deadline = std::min(settings.deadline, start + plan[i].budget);
     const bool by_global = ctx->deadline == settings.deadline;
@@ -300,7 +305,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     const bool hang = faults_.for_check("hang", info.name) != nullptr;
     // The thresholds and discovery reading are shared with the worker: an abandoned worker
     // keeps them alive.
-    auto slot = start_task<CheckResult>([&check, ctx, thresholds, node, hang]() -> CheckResult {
+    auto slot = start_task<CheckResult>([&check, ctx, thresholds, node, options, hang]() -> CheckResult {
       if (hang) block_forever();
       return const_cast<Check&>(check).run(*ctx);
     });
@@ -336,6 +341,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
       continue;
     }
 
+    for (int n = ctx->abandoned_threads->load(); n > 0; --n) state.note_abandoned_thread();
     CheckResult result;
     {
       std::lock_guard<std::mutex> lock(slot->mutex);

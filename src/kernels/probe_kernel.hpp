@@ -10,11 +10,7 @@
 #define PREFLIGHT_PROBE_KERNEL_HAVE_CUDA 1
 #endif
 
-#if defined(__CUDACC__)
-#define PREFLIGHT_HOST_DEVICE __host__ __device__
-#else
-#define PREFLIGHT_HOST_DEVICE
-#endif
+#include "kernels/host_device.hpp"
 
 namespace preflight {
 
