@@ -20,7 +20,7 @@ struct RunArgs {
   std::string thresholds_path;
   bool strict = false;
   std::vector<std::string> inject_faults;
-  bool colour = true;  // --no-color turns it off; it is only used on a terminal anyway
+  bool colour = true;          // --no-color turns it off; it is only used on a terminal anyway
   CheckOptions check_options;  // options the checks add (--gemm-dtypes ...), as text
 };
 

@@ -53,9 +53,13 @@ struct GemmJob {
   int n = 16384;
   int k = 16384;
   int input_range = 1;  // inputs are integers in [-input_range, input_range]
+  // Checksum tolerance factors (gemm_numerics.hpp, gemm_checksum_tolerance): both 0 when the
+  // product is exact, as the check's defaults make it.
+  double output_roundoff = 0.0;
+  double accumulation_gamma = 0.0;
   std::uint64_t seed = 1;
-  int repeats_per_round = 4;  // products per input set; round r uses seed + r
-  double product_seconds = 5.0;  // no new product is started after this much time
+  int repeats_per_round = 4;                       // products per input set; round r uses seed + r
+  double product_seconds = 5.0;                    // no new product is started after this much time
   std::chrono::steady_clock::time_point deadline;  // hard limit: give up, report timed_out
   std::size_t workspace_bytes = std::size_t{32} << 20;  // cuBLAS workspace
   // Set by the check when it must stop early (its deadline passed, or a signal).
@@ -74,15 +78,15 @@ struct GemmJob {
 struct GemmProductRecord {
   int round = 0;
   int repeat = 0;
-  double product_ms = 0.0;  // the cuBLAS call, timed with events on the GPU
-  double verify_ms = 0.0;   // the verification kernel, timed likewise
-  std::uint64_t digest = 0;  // order-independent hash of every output element's bits
+  double product_ms = 0.0;        // the cuBLAS call, timed with events on the GPU
+  double verify_ms = 0.0;         // the verification kernel, timed likewise
+  std::uint64_t digest = 0;       // order-independent hash of every output element's bits
   std::uint64_t nonfinite = 0;    // NaN or Inf outputs
   std::uint64_t bad_columns = 0;  // columns whose sum disagrees with the reference
   std::int64_t first_bad_column = -1;
   double first_bad_expected = 0.0;  // reference column sum of first_bad_column
   double first_bad_actual = 0.0;    // column sum of the output there
-  bool injected = false;  // an injected fault touched this product
+  bool injected = false;            // an injected fault touched this product
 };
 
 // One GPU's run of one job.
@@ -94,10 +98,10 @@ struct GemmGpuRun {
   int k = 0;
   std::string device_name;
   int sm_count = 0;  // part of the consensus key: cuBLAS results are reproducible per SM count
-  int compute_capability = 0;  // 90 for 9.0
+  int compute_capability = 0;               // 90 for 9.0
   std::vector<GemmProductRecord> products;  // in issue order, warm-up excluded
-  double wall_s = 0.0;  // first timed product issued -> last product verified
-  std::size_t device_bytes = 0;  // device memory the job allocated
+  double wall_s = 0.0;                      // first timed product issued -> last product verified
+  std::size_t device_bytes = 0;             // device memory the job allocated
   // A CUDA or cuBLAS error ended the job: "cudaErrorIllegalAddress: an illegal memory access
   // was encountered". Products verified before it are kept.
   std::string error;

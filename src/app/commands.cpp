@@ -84,7 +84,8 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
 
   CheckRegistry registry;
   register_builtin_checks(registry);
-  const std::vector<PlannedCheck> plan = plan_checks(registry, args.profile, args.checks, args.check_options);
+  const std::vector<PlannedCheck> plan =
+      plan_checks(registry, args.profile, args.checks, args.check_options);
   const FaultPlan faults = parse_faults(args.inject_faults, registry, plan);
   if (!args.thresholds_path.empty()) {
     // Validate now, before anything runs or is written; the runner applies it again on top of

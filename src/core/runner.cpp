@@ -305,10 +305,11 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     const bool hang = faults_.for_check("hang", info.name) != nullptr;
     // The thresholds and discovery reading are shared with the worker: an abandoned worker
     // keeps them alive.
-    auto slot = start_task<CheckResult>([&check, ctx, thresholds, node, options, hang]() -> CheckResult {
-      if (hang) block_forever();
-      return const_cast<Check&>(check).run(*ctx);
-    });
+    auto slot =
+        start_task<CheckResult>([&check, ctx, thresholds, node, options, hang]() -> CheckResult {
+          if (hang) block_forever();
+          return const_cast<Check&>(check).run(*ctx);
+        });
     WaitEnd end = wait_task(state, slot, ctx->deadline);
     if (end == WaitEnd::deadline) {
       // Ask the check to stop; a cooperative check returns within the grace period and the

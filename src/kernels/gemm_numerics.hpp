@@ -68,8 +68,7 @@ PREFLIGHT_HOST_DEVICE inline double gemm_checksum_tolerance(double output_roundo
 }
 
 // True when the column sum is within tolerance of the reference; false for NaN or Inf.
-PREFLIGHT_HOST_DEVICE inline bool gemm_column_ok(double actual, double expected,
-                                                 double tolerance) {
+PREFLIGHT_HOST_DEVICE inline bool gemm_column_ok(double actual, double expected, double tolerance) {
   double diff = actual - expected;
   if (diff < 0) diff = -diff;
   return diff <= tolerance;  // NaN compares false

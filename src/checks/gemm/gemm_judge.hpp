@@ -63,8 +63,8 @@ struct GemmGpuOutcome {
   int gpu_index = 0;
   std::string model;  // GPU name from discovery: consensus compares GPUs of one model
   GemmDtype dtype = GemmDtype::bf16;
-  std::optional<GemmGpuRun> run;  // nullopt: did not return before the check's deadline
-  std::string not_tested;  // non-empty: never started on this GPU, and why
+  std::optional<GemmGpuRun> run;        // nullopt: did not return before the check's deadline
+  std::string not_tested;               // non-empty: never started on this GPU, and why
   std::vector<GpuTelemetry> telemetry;  // samples taken while this dtype ran on this GPU
 };
 
@@ -74,7 +74,7 @@ struct GemmJudgement {
   std::string summary;  // "4 GPUs, bf16 16384^3: 712 TFLOP/s median, verified 1824 products"
 };
 
-GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes,
-                         const Thresholds& thresholds, const GemmSettings& settings);
+GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thresholds& thresholds,
+                         const GemmSettings& settings);
 
 }  // namespace preflight

@@ -33,8 +33,8 @@ int gemm_input_range(GemmDtype dtype, int m, int k);
 bool gemm_is_exact(GemmDtype dtype, int m, int k, int range);
 
 struct GemmTolerance {
-  double output_roundoff = 0.0;      // times the column's sum of |C|
-  double accumulation_gamma = 0.0;   // times the column's reference built from |A| and |B|
+  double output_roundoff = 0.0;     // times the column's sum of |C|
+  double accumulation_gamma = 0.0;  // times the column's reference built from |A| and |B|
 };
 // Zero for an exact product; otherwise the output's unit roundoff 2^-output_bits and the
 // classic bound gamma_k = k u / (1 - k u) with u = 2^-accumulate_bits (Higham, Accuracy and
@@ -45,8 +45,7 @@ std::size_t gemm_input_bytes(GemmDtype dtype);   // bf16/fp16 2, tf32/fp32 4, fp
 std::size_t gemm_output_bytes(GemmDtype dtype);  // 4, fp64 8
 // Device memory one job needs: A, B, C, the fp64 reference vectors (k + 2n doubles) and the
 // workspace.
-std::size_t gemm_footprint_bytes(GemmDtype dtype, int m, int n, int k,
-                                 std::size_t workspace_bytes);
+std::size_t gemm_footprint_bytes(GemmDtype dtype, int m, int n, int k, std::size_t workspace_bytes);
 
 double gemm_flops(int m, int n, int k);  // 2 m n k
 // TFLOP/s of one product that took `ms` milliseconds; 0 when ms <= 0.

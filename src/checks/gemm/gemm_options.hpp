@@ -14,15 +14,15 @@
 namespace preflight {
 
 enum class GemmDetector { nan_inf, checksum, repeatability, consensus };
-inline constexpr GemmDetector kAllGemmDetectors[] = {
-    GemmDetector::nan_inf, GemmDetector::checksum, GemmDetector::repeatability,
-    GemmDetector::consensus};
+inline constexpr GemmDetector kAllGemmDetectors[] = {GemmDetector::nan_inf, GemmDetector::checksum,
+                                                     GemmDetector::repeatability,
+                                                     GemmDetector::consensus};
 std::string_view to_string(GemmDetector detector);  // "nan", "checksum", "repeat", "consensus"
 
 struct GemmSettings {
   std::vector<GemmDtype> dtypes = {GemmDtype::bf16};  // in the order given, no duplicates
-  double product_seconds = 4.0;  // of products per GPU and dtype
-  std::optional<int> size;       // --gemm-size: m = n = k; nullopt: chosen per GPU
+  double product_seconds = 4.0;                       // of products per GPU and dtype
+  std::optional<int> size;  // --gemm-size: m = n = k; nullopt: chosen per GPU
   std::size_t memory_limit_bytes = std::size_t{6144} << 20;  // per GPU
   std::vector<GemmDetector> detectors = {std::begin(kAllGemmDetectors),
                                          std::end(kAllGemmDetectors)};
