@@ -30,6 +30,20 @@ FaultPlan parse_faults(const std::vector<std::string>& specs, const CheckRegistr
   const auto kinds = registry.fault_kinds();
   for (const auto& spec : specs) {
     InjectedFault f = parse_fault(spec, kinds);
+    // A fault of a check that does not run would be silently ignored: a drill that tests
+    // nothing and passes.
+    for (const Check* owner : registry.all()) {
+      const auto& owned = owner->info().fault_kinds;
+      const bool owns = std::any_of(owned.begin(), owned.end(),
+                                    [&](const FaultKindSpec& k) { return k.kind == f.kind; });
+      const bool planned = std::any_of(plan.begin(), plan.end(),
+                                       [&](const PlannedCheck& p) { return p.check == owner; });
+      if (owns && !planned) {
+        throw InvalidInput("--inject-fault '" + spec + "': kind '" + f.kind +
+                           "' belongs to check '" + owner->info().name +
+                           "', which is not part of this run");
+      }
+    }
     if (f.target.type == TargetType::check) {
       const bool planned = std::any_of(plan.begin(), plan.end(), [&](const PlannedCheck& p) {
         return p.check->info().name == f.target.name;
@@ -165,14 +179,19 @@ CommandResult list_command(const Invocation& inv) {
                                {"default_timeout_s", default_timeout(plan).count()}});
   }
   doc["fault_kinds"] = Json::array();
-  for (const auto& k : registry.fault_kinds()) {
-    Json targets = Json::array();
-    for (auto t : k.targets) targets.push_back(std::string(to_string(t)));
-    doc["fault_kinds"].push_back({{"kind", k.kind},
-                                  {"targets", targets},
-                                  {"description", k.description},
-                                  {"finding_codes", k.codes}});
-  }
+  const auto add_kinds = [&doc](const std::vector<FaultKindSpec>& kinds, const std::string& owner) {
+    for (const auto& k : kinds) {
+      Json targets = Json::array();
+      for (auto t : k.targets) targets.push_back(std::string(to_string(t)));
+      doc["fault_kinds"].push_back({{"kind", k.kind},
+                                    {"check", owner},
+                                    {"targets", targets},
+                                    {"description", k.description},
+                                    {"finding_codes", k.codes}});
+    }
+  };
+  add_kinds(runner_fault_kinds(), "any");  // hang@check=NAME works on every check
+  for (const Check* c : registry.all()) add_kinds(c->info().fault_kinds, c->info().name);
   if (inv.list_json) {
     std::cout << doc.dump(2) << '\n';
     return {kExitHealthy, false};
@@ -197,10 +216,14 @@ CommandResult list_command(const Invocation& inv) {
               << p["default_timeout_s"].get<long>() << " s\n";
   }
   std::cout << "\nFault kinds (--inject-fault KIND[:VALUE]@TARGET):\n";
-  for (const auto& k : registry.fault_kinds()) {
+  for (const auto& k : doc["fault_kinds"]) {
     std::string targets;
-    for (auto t : k.targets) targets += (targets.empty() ? "" : "|") + std::string(to_string(t));
-    std::cout << "  " << k.kind << "@" << targets << "=...  " << k.description << '\n';
+    for (const auto& t : k["targets"]) {
+      targets += (targets.empty() ? "" : "|") + t.get<std::string>();
+    }
+    std::cout << "  " << k["kind"].get<std::string>() << "@" << targets << "=...  ["
+              << k["check"].get<std::string>() << "] " << k["description"].get<std::string>()
+              << '\n';
   }
   return {kExitHealthy, false};
 }

@@ -169,6 +169,7 @@ void parse_value(std::string_view spec, const FaultKindSpec& kind, std::string_v
         bad(spec, "value " + text + " is outside " + format_number(kind.min_value) + ".." +
                       format_number(kind.max_value));
       }
+      if (kind.integer && v != std::floor(v)) bad(spec, "value " + text + " is not a whole number");
       fault.number = v;
       return;
     }

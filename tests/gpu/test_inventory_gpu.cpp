@@ -110,7 +110,7 @@ TEST_CASE("gpu inventory: every fault kind aimed at a GPU is detected and marked
   int tested = 0;
   for (const auto& kind : kinds) {
     const std::string name = kind.at("kind");
-    if (!contains(kind.at("targets"), "gpu")) continue;
+    if (!contains(kind.at("targets"), "gpu") || kind.at("check") != "inventory") continue;
     if (name == "nvlink-down" && (gpu_count < 2 || nvlink_links <= 0)) {
       WARN("nvlink-down not tested: " << gpu_count << " GPUs, SKU expects " << nvlink_links
                                       << " NVLink links");

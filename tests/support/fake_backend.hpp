@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 
 #include "preflight/gpu_backend.hpp"
 
@@ -70,6 +71,9 @@ class FakeBackend final : public GpuBackend {
   // discover() blocks forever, like a driver that does not answer.
   bool hang_discovery = false;
   std::atomic<int> probes{0};
+  GemmEngine* gemm = nullptr;                    // gemm_engine(); null: none, the check skips
+  std::optional<GpuTelemetry> telemetry_sample;  // what telemetry() returns for every GPU
+  std::atomic<int> telemetry_calls{0};
 
   NodeReading discover() override {
     if (hang_discovery) {
@@ -93,6 +97,11 @@ class FakeBackend final : public GpuBackend {
     gpu.responsive = true;
     gpu.probe_ms = 1.5;
   }
+  std::optional<GpuTelemetry> telemetry(const GpuReading&) override {
+    ++telemetry_calls;
+    return telemetry_sample;
+  }
+  GemmEngine* gemm_engine() override { return gemm; }
 
  private:
   NodeReading node_;

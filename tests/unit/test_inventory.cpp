@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "checks/inventory/inventory_faults.hpp"
 #include "checks/inventory/inventory_rules.hpp"
 #include "preflight/runner.hpp"
 #include "support/fake_backend.hpp"
@@ -184,7 +185,7 @@ TEST_CASE("inventory: every inventory fault kind is detected end to end on the r
       {"throttle", "hw-slowdown"},
   };
   int kinds_tested = 0;
-  for (const auto& kind : registry.fault_kinds()) {
+  for (const auto& kind : inventory_fault_kinds()) {
     if (kind.targets != std::vector<TargetType>{TargetType::gpu}) continue;
     const auto v = values.find(kind.kind);
     const std::string spec = kind.kind + (v == values.end() ? "" : ":" + v->second) + "@gpu=2";

@@ -1,1 +1,290 @@
-// placeholder: being written
+#include "checks/gemm/gemm_check.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "checks/gemm/gemm_faults.hpp"
+#include "checks/gemm/gemm_judge.hpp"
+#include "checks/gemm/gemm_math.hpp"
+#include "checks/gemm/gemm_options.hpp"
+
+namespace preflight {
+
+namespace {
+
+using namespace std::chrono_literals;
+using Seconds = std::chrono::duration<double>;
+
+constexpr auto kPollInterval = 20ms;
+constexpr auto kTelemetryInterval = 250ms;
+// The check returns this long before its deadline, so the runner never has to abandon it.
+constexpr auto kReturnMargin = 1500ms;
+// Each dtype's share of the time keeps this much for context creation, allocation, input
+// generation and warm-up before the products; the rest is product time.
+constexpr double kSetupSeconds = 4.0;
+// After a cancel (the runner's deadline or a signal), how long workers get to drain.
+constexpr auto kCancelDrain = 300ms;
+
+// One GPU's job and its result, shared with the worker thread that runs it: a worker stuck in
+// the driver keeps this alive after the check has returned.
+struct GpuSlot {
+  GemmJob job;
+  std::mutex mutex;
+  std::optional<GemmGpuRun> run;
+  std::string exception;  // the engine threw (it should not)
+  bool returned = false;
+};
+
+// NVML samples of the GPUs under test, taken by a thread of its own: an NVML call that hangs
+// must not hold the products or the check.
+struct TelemetryLog {
+  std::vector<GpuReading> gpus;
+  SteadyClock::time_point start;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::vector<std::vector<GpuTelemetry>> samples;  // per entry of gpus
+  bool stop = false;
+  bool returned = false;
+};
+
+void sample_until_stopped(const std::shared_ptr<TelemetryLog>& log, GpuBackend* backend) {
+  std::unique_lock<std::mutex> lock(log->mutex);
+  while (!log->stop) {
+    lock.unlock();
+    std::vector<std::optional<GpuTelemetry>> taken;
+    for (const auto& gpu : log->gpus) taken.push_back(backend->telemetry(gpu));
+    const double t = Seconds(SteadyClock::now() - log->start).count();
+    lock.lock();
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      if (!taken[i]) continue;
+      taken[i]->t_s = t;
+      log->samples[i].push_back(*taken[i]);
+    }
+    log->wake.wait_for(lock, kTelemetryInterval, [&] { return log->stop; });
+  }
+  log->returned = true;
+}
+
+// Products of one dtype on every GPU at once. Returns one outcome per GPU of the node; counts
+// the threads it had to leave behind.
+std::vector<GemmGpuOutcome> run_dtype(CheckContext& ctx, GemmEngine& engine,
+                                      const GemmSettings& settings, GemmDtype dtype,
+                                      double product_seconds, SteadyClock::time_point job_deadline,
+                                      int& abandoned) {
+  std::vector<GemmGpuOutcome> outcomes;
+  std::vector<std::shared_ptr<GpuSlot>> slots;  // parallel to outcomes; null: not tested
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  auto log = std::make_shared<TelemetryLog>();
+  log->start = SteadyClock::now();
+
+  for (const GpuReading& gpu : ctx.node->gpus) {
+    GemmGpuOutcome outcome;
+    outcome.gpu_index = gpu.index;
+    outcome.model = gpu.name;
+    outcome.dtype = dtype;
+    const auto size = choose_gemm_size(dtype, settings, gpu.memory_total_bytes);
+    if (gpu.cuda_ordinal < 0) {
+      outcome.not_tested = std::string(to_string(dtype)) +
+                           ": not tested: CUDA does not see this GPU (see inventory)";
+    } else if (!size) {
+      outcome.not_tested = std::string(to_string(dtype)) +
+                           ": not tested: not even a 4096^3 product fits in --gemm-memory-mib "
+                           "and half of this GPU's memory";
+    } else if (product_seconds < 0.5) {
+      outcome.not_tested = std::string(to_string(dtype)) +
+                           ": not tested: the check's time ran out before this dtype's turn";
+    }
+    if (!outcome.not_tested.empty()) {
+      outcomes.push_back(std::move(outcome));
+      slots.push_back(nullptr);
+      continue;
+    }
+    auto slot = std::make_shared<GpuSlot>();
+    GemmJob& job = slot->job;
+    job.gpu_index = gpu.index;
+    job.cuda_ordinal = gpu.cuda_ordinal;
+    job.dtype = dtype;
+    job.m = job.n = job.k = *size;
+    job.input_range = gemm_input_range(dtype, job.m, job.k);
+    const GemmTolerance tolerance = gemm_tolerance(dtype, job.m, job.k, job.input_range);
+    job.output_roundoff = tolerance.output_roundoff;
+    job.accumulation_gamma = tolerance.accumulation_gamma;
+    job.seed = settings.seed;
+    job.repeats_per_round = settings.repeats_per_round;
+    job.product_seconds = product_seconds;
+    job.deadline = job_deadline;
+    job.cancel = cancel;
+    apply_gemm_faults(*ctx.faults, job);
+    log->gpus.push_back(gpu);
+    outcomes.push_back(std::move(outcome));
+    slots.push_back(std::move(slot));
+  }
+  log->samples.resize(log->gpus.size());
+
+  // Every GPU at once, each on a thread the check can leave behind if the driver never
+  // returns; the other GPUs' results still arrive.
+  for (const auto& slot : slots) {
+    if (!slot) continue;
+    std::thread([slot, &engine] {
+      std::optional<GemmGpuRun> run;
+      std::string exception;
+      try {
+        run = engine.run(slot->job);
+      } catch (const std::exception& e) {
+        exception = e.what();
+      } catch (...) {
+        exception = "unknown exception";
+      }
+      std::lock_guard<std::mutex> lock(slot->mutex);
+      slot->run = std::move(run);
+      slot->exception = std::move(exception);
+      slot->returned = true;
+    }).detach();
+  }
+  GpuBackend* backend = ctx.gpu;
+  if (!log->gpus.empty())
+    std::thread([log, backend] { sample_until_stopped(log, backend); }).detach();
+
+  const auto all_returned = [&] {
+    return std::all_of(slots.begin(), slots.end(), [](const std::shared_ptr<GpuSlot>& s) {
+      if (!s) return true;
+      std::lock_guard<std::mutex> lock(s->mutex);
+      return s->returned;
+    });
+  };
+  // The engine polls job_deadline itself; the extra second lets it report timed_out.
+  auto wait_until = job_deadline + 1s;
+  while (!all_returned() && SteadyClock::now() < wait_until) {
+    if (ctx.cancelled() && !cancel->load()) {
+      cancel->store(true);
+      wait_until = std::min(wait_until, SteadyClock::now() + kCancelDrain);
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+
+  {
+    std::lock_guard<std::mutex> lock(log->mutex);
+    log->stop = true;
+  }
+  log->wake.notify_all();
+  const auto telemetry_wait = SteadyClock::now() + 300ms;
+  while (SteadyClock::now() < telemetry_wait) {
+    {
+      std::lock_guard<std::mutex> lock(log->mutex);
+      if (log->returned || log->gpus.empty()) break;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  std::size_t sampled = 0;
+  {
+    std::lock_guard<std::mutex> lock(log->mutex);
+    if (!log->returned && !log->gpus.empty()) ++abandoned;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      if (!slots[i]) continue;
+      outcomes[i].telemetry = log->samples[sampled++];
+    }
+  }
+
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (!slots[i]) continue;
+    std::lock_guard<std::mutex> lock(slots[i]->mutex);
+    if (!slots[i]->returned) {
+      ++abandoned;  // run stays nullopt: GEMM_TIMEOUT
+      cancel->store(true);
+      continue;
+    }
+    if (slots[i]->run) {
+      outcomes[i].run = std::move(slots[i]->run);
+    } else {
+      GemmGpuRun failed;
+      failed.gpu_index = outcomes[i].gpu_index;
+      failed.dtype = dtype;
+      failed.error = slots[i]->exception;
+      failed.error_stage = "setup";
+      outcomes[i].run = std::move(failed);
+    }
+  }
+  return outcomes;
+}
+
+}  // namespace
+
+GemmCheck::GemmCheck() {
+  info_.name = "gemm";
+  info_.description =
+      "large cuBLAS matrix products on every GPU at once: NaN/Inf, checksum, repeatability and "
+      "cross-GPU consensus; TFLOP/s against the SKU and the node's other GPUs";
+  info_.needs_gpu = true;
+  const CheckOptions none;
+  for (Profile p : kAllProfiles) {
+    info_.budget[static_cast<std::size_t>(p)] = gemm_budget(parse_gemm_settings(p, none));
+  }
+  info_.fault_kinds = gemm_fault_kinds();
+  info_.options = gemm_option_specs();
+}
+
+void GemmCheck::validate_options(const CheckOptions& options) const {
+  (void)parse_gemm_settings(Profile::quick, options);
+}
+
+std::optional<std::chrono::seconds> GemmCheck::budget(Profile profile,
+                                                      const CheckOptions& options) const {
+  return gemm_budget(parse_gemm_settings(profile, options));
+}
+
+std::optional<std::string> GemmCheck::skip_reason(const CheckContext& ctx) const {
+  if (ctx.gpu == nullptr || ctx.gpu->gemm_engine() == nullptr) {
+    return std::string("this binary has no GEMM engine (built without CUDA)");
+  }
+  return std::nullopt;
+}
+
+CheckResult GemmCheck::run(CheckContext& ctx) {
+  const GemmSettings settings = parse_gemm_settings(ctx.profile, *ctx.options);
+  GemmEngine& engine = *ctx.gpu->gemm_engine();
+  const auto end = ctx.deadline - kReturnMargin;
+
+  std::vector<GemmGpuOutcome> outcomes;
+  int abandoned = 0;
+  for (std::size_t i = 0; i < settings.dtypes.size(); ++i) {
+    // Each dtype gets an equal share of what is left, so a --timeout shorter than the budget
+    // shortens every dtype rather than dropping the last ones.
+    const auto now = SteadyClock::now();
+    const double share =
+        std::max(0.0, Seconds(end - now).count() / static_cast<double>(settings.dtypes.size() - i));
+    const double product_seconds =
+        ctx.cancelled() ? 0.0 : std::min(settings.product_seconds, share - kSetupSeconds);
+    const auto job_deadline = now + std::chrono::duration_cast<SteadyClock::duration>(
+                                        Seconds(std::max(0.0, share - 1.0)));
+    if (abandoned > 0) {
+      // A GPU stuck in the driver would stall every further dtype on it.
+      for (const GpuReading& gpu : ctx.node->gpus) {
+        GemmGpuOutcome skipped;
+        skipped.gpu_index = gpu.index;
+        skipped.model = gpu.name;
+        skipped.dtype = settings.dtypes[i];
+        skipped.not_tested = std::string(to_string(settings.dtypes[i])) +
+                             ": not tested: a GPU did not return from the previous dtype";
+        outcomes.push_back(std::move(skipped));
+      }
+      continue;
+    }
+    auto phase = run_dtype(ctx, engine, settings, settings.dtypes[i], product_seconds, job_deadline,
+                           abandoned);
+    for (auto& o : phase) outcomes.push_back(std::move(o));
+  }
+  if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(abandoned);
+
+  GemmJudgement judged = judge_gemm(outcomes, *ctx.thresholds, settings);
+  CheckResult result;
+  result.name = info_.name;
+  result.findings = std::move(judged.findings);
+  result.metrics = std::move(judged.metrics);
+  result.summary = std::move(judged.summary);
+  result.status = status_from_findings(result.findings);
+  return result;
+}
+
+}  // namespace preflight

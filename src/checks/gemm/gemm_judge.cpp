@@ -1,1 +1,474 @@
-// placeholder: being written
+// judge_gemm: the gemm check's verdict on each GPU. The corruption detectors work on the
+// verification records the engine returned; speed is judged against the SKU's datasheet peak
+// and against the node's other GPUs of the same model, with the NVML telemetry attached so a
+// slow GPU's finding says why.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "checks/gemm/gemm_judge.hpp"
+#include "checks/gemm/gemm_math.hpp"
+#include "preflight/catalogue.hpp"
+
+namespace preflight {
+
+namespace {
+
+std::string entity_of(int gpu) {
+  return "gpu" + std::to_string(gpu);
+}
+
+std::string fmt(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+std::string count_of(std::size_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string product_name(int round, int repeat) {
+  return "round " + std::to_string(round) + " repeat " + std::to_string(repeat);
+}
+
+std::string model_phrase(const std::string& model) {
+  return model.empty() ? "" : model + " ";
+}
+
+// At most one finding per (GPU, dtype, code): several products with the same fault are one
+// problem, counted in the message.
+class FindingSink {
+ public:
+  void add(int gpu, GemmDtype dtype, Finding finding) {
+    std::string key = finding.entity + "/" + std::string(to_string(dtype)) + "/" + finding.code;
+    if (seen_.insert(std::move(key)).second) entries_.push_back({gpu, dtype, std::move(finding)});
+  }
+  // Grouped by GPU, then dtype, so an admin reads one GPU's findings together; within that,
+  // in the order the detectors ran.
+  std::vector<Finding> take() {
+    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return std::make_pair(a.gpu, a.dtype) < std::make_pair(b.gpu, b.dtype);
+    });
+    std::vector<Finding> out;
+    for (Entry& e : entries_) out.push_back(std::move(e.finding));
+    return out;
+  }
+
+ private:
+  struct Entry {
+    int gpu;
+    GemmDtype dtype;
+    Finding finding;
+  };
+  std::set<std::string> seen_;
+  std::vector<Entry> entries_;
+};
+
+// A finding is marked injected when every product behind it was touched by --inject-fault, so
+// a drill that implicates a healthy peer (the other side of a tie) still reads as a drill.
+void mark_if_injected(Finding& f, bool all_injected) {
+  if (all_injected) f.injected = true;
+}
+
+void judge_run_status(const GemmGpuOutcome& o, const std::string& dt, FindingSink& sink) {
+  const std::string gpu = entity_of(o.gpu_index);
+  if (!o.run) {
+    sink.add(
+        o.gpu_index, o.dtype,
+        make_finding("GEMM_TIMEOUT", gpu,
+                     dt + ": did not return before the check's deadline: hung in the driver?"));
+    return;
+  }
+  const std::string verified =
+      count_of(o.run->products.size(), "product was", "products were") + " verified before";
+  if (o.run->timed_out) {
+    sink.add(o.gpu_index, o.dtype,
+             make_finding(
+                 "GEMM_TIMEOUT", gpu,
+                 dt + ": queued products did not complete before the deadline (" + verified + ")"));
+  }
+  if (!o.run->error.empty()) {
+    const std::string stage = o.run->error_stage.empty() ? "" : " " + o.run->error_stage;
+    sink.add(o.gpu_index, o.dtype,
+             make_finding("GEMM_CUDA_ERROR", gpu,
+                          dt + stage + ": " + o.run->error + " (" + verified + " it)"));
+  }
+}
+
+void judge_nan_inf(const GemmGpuOutcome& o, const std::string& dt, FindingSink& sink) {
+  const auto& products = o.run->products;
+  const GemmProductRecord* first = nullptr;
+  std::size_t bad = 0;
+  std::uint64_t elements = 0;
+  bool all_injected = true;
+  for (const GemmProductRecord& p : products) {
+    if (p.nonfinite == 0) continue;
+    if (first == nullptr) first = &p;
+    ++bad;
+    elements += p.nonfinite;
+    all_injected = all_injected && p.injected;
+  }
+  if (first == nullptr) return;
+  Finding f = make_finding(
+      "GEMM_NAN_INF", entity_of(o.gpu_index),
+      dt + ": " + std::to_string(bad) + " of " + std::to_string(products.size()) +
+          " products had NaN or Inf outputs from finite inputs; first " +
+          product_name(first->round, first->repeat) + " (" +
+          count_of(first->nonfinite, "element", "elements") + ")" +
+          (bad > 1 ? ", " + count_of(elements, "element", "elements") + " in all" : ""));
+  f.measured(static_cast<double>(elements), "elements");
+  mark_if_injected(f, all_injected);
+  sink.add(o.gpu_index, o.dtype, std::move(f));
+}
+
+void judge_checksum(const GemmGpuOutcome& o, const std::string& dt, FindingSink& sink) {
+  const auto& products = o.run->products;
+  const GemmProductRecord* first = nullptr;
+  std::size_t bad = 0;
+  std::uint64_t columns = 0;
+  bool all_injected = true;
+  for (const GemmProductRecord& p : products) {
+    if (p.bad_columns == 0) continue;
+    if (first == nullptr) first = &p;
+    ++bad;
+    columns += p.bad_columns;
+    all_injected = all_injected && p.injected;
+  }
+  if (first == nullptr) return;
+  // %.17g: the sums are exact for the check's inputs, and a flipped low bit must show.
+  Finding f = make_finding(
+      "GEMM_CHECKSUM_MISMATCH", entity_of(o.gpu_index),
+      dt + ": " + std::to_string(bad) + " of " + std::to_string(products.size()) +
+          " products failed the column-sum check; first " +
+          product_name(first->round, first->repeat) + ": column " +
+          std::to_string(first->first_bad_column) + " sums to " +
+          fmt("%.17g", first->first_bad_actual) + ", expected " +
+          fmt("%.17g", first->first_bad_expected) + " (" +
+          count_of(first->bad_columns, "bad column", "bad columns") + ")" +
+          (bad > 1 ? "; " + count_of(columns, "bad column", "bad columns") + " in all" : ""));
+  f.measured(static_cast<double>(columns), "columns");
+  mark_if_injected(f, all_injected);
+  sink.add(o.gpu_index, o.dtype, std::move(f));
+}
+
+void judge_repeatability(const GemmGpuOutcome& o, const std::string& dt, FindingSink& sink) {
+  const auto& products = o.run->products;
+  std::map<int, std::vector<std::size_t>> rounds;  // round -> product indices, issue order
+  for (std::size_t i = 0; i < products.size(); ++i) rounds[products[i].round].push_back(i);
+
+  std::vector<bool> differs(products.size(), false);
+  std::size_t compared_rounds = 0;
+  std::size_t affected_rounds = 0;
+  std::size_t tied_rounds = 0;
+  for (const auto& [round, indices] : rounds) {
+    if (indices.size() < 2) continue;
+    ++compared_rounds;
+    std::vector<ConsensusVote> votes;
+    for (std::size_t i : indices) votes.push_back({products[i].repeat, products[i].digest});
+    const ConsensusOutcome result = vote(votes);
+    if (result.kind == ConsensusOutcome::Kind::unanimous) continue;
+    ++affected_rounds;
+    const bool tie = result.kind == ConsensusOutcome::Kind::tie;
+    if (tie) ++tied_rounds;
+    for (std::size_t i : indices) {
+      const bool in_minority =
+          std::binary_search(result.minority.begin(), result.minority.end(), products[i].repeat);
+      // A tie leaves no repeat to trust, so every product of that round counts.
+      if (tie || in_minority) differs[i] = true;
+    }
+  }
+  if (affected_rounds == 0) return;
+
+  std::size_t count = 0;
+  const GemmProductRecord* first = nullptr;
+  bool all_injected = true;
+  for (std::size_t i = 0; i < products.size(); ++i) {
+    if (!differs[i]) continue;
+    ++count;
+    if (first == nullptr) first = &products[i];
+  }
+  // The injected product is the odd one out; its round-mates differ only because of it.
+  for (const auto& [round, indices] : rounds) {
+    bool round_differs = false;
+    bool round_injected = false;
+    for (std::size_t i : indices) {
+      round_differs = round_differs || differs[i];
+      round_injected = round_injected || products[i].injected;
+    }
+    if (round_differs) all_injected = all_injected && round_injected;
+  }
+  std::string message =
+      dt + ": " + std::to_string(count) + " of " + std::to_string(products.size()) +
+      " products differ from other repeats of the same inputs (" + std::to_string(affected_rounds) +
+      " of " + count_of(compared_rounds, "round", "rounds") + "); first " +
+      product_name(first->round, first->repeat);
+  if (tied_rounds > 0) {
+    message += "; " + count_of(tied_rounds, "round", "rounds") +
+               (tied_rounds == 1 ? " split evenly, so all its products count"
+                                 : " split evenly, so all their products count");
+  }
+  Finding f = make_finding("GEMM_NOT_REPEATABLE", entity_of(o.gpu_index), message);
+  f.measured(static_cast<double>(count), "products");
+  mark_if_injected(f, all_injected);
+  sink.add(o.gpu_index, o.dtype, std::move(f));
+}
+
+// --- Speed ----------------------------------------------------------------------------------
+
+// One GPU's speed for one dtype, from the products it verified.
+struct SpeedRow {
+  const GemmGpuOutcome* outcome = nullptr;
+  SampleStats stats;
+  std::string telemetry;  // describe_telemetry of its samples
+};
+
+// A GPU every product of which an injected fault touched (slowed): its speed findings are the
+// drill's.
+bool all_products_injected(const GemmGpuRun& run) {
+  return std::all_of(run.products.begin(), run.products.end(),
+                     [](const GemmProductRecord& p) { return p.injected; });
+}
+
+std::string tflops_text(double value) {
+  return fmt("%.1f", value);
+}
+
+void add_gpu_metrics(const SpeedRow& row, const TelemetrySummary& tel, Metrics& metrics) {
+  const GemmGpuOutcome& o = *row.outcome;
+  const GemmGpuRun& run = *o.run;
+  const std::string prefix = entity_of(o.gpu_index) + "." + std::string(to_string(o.dtype)) + ".";
+  double product_ms = 0.0;
+  double verify_ms = 0.0;
+  for (const GemmProductRecord& p : run.products) {
+    product_ms += p.product_ms;
+    verify_ms += p.verify_ms;
+  }
+  metrics.emplace_back(prefix + "tflops_median", row.stats.median);
+  metrics.emplace_back(prefix + "tflops_min", row.stats.min);
+  metrics.emplace_back(prefix + "tflops_max", row.stats.max);
+  metrics.emplace_back(prefix + "products", static_cast<double>(run.products.size()));
+  if (product_ms > 0.0) {
+    metrics.emplace_back(prefix + "verify_overhead_pct", 100.0 * verify_ms / product_ms);
+  }
+  // What a job would see per unit of time if it verified like this: the cost of checking.
+  if (product_ms + verify_ms > 0.0) {
+    const double flops = gemm_flops(run.m, run.n, run.k) * static_cast<double>(run.products.size());
+    metrics.emplace_back(prefix + "effective_tflops", flops / ((product_ms + verify_ms) * 1e9));
+  }
+  if (tel.sm_clock_mhz_median) {
+    metrics.emplace_back(prefix + "sm_clock_mhz_median", *tel.sm_clock_mhz_median);
+  }
+  if (tel.temperature_c_max) {
+    metrics.emplace_back(prefix + "temperature_c_max", *tel.temperature_c_max);
+  }
+  if (tel.power_w_median) metrics.emplace_back(prefix + "power_w_median", *tel.power_w_median);
+}
+
+void judge_peak(const SpeedRow& row, const Thresholds& thresholds, FindingSink& sink) {
+  const GemmGpuOutcome& o = *row.outcome;
+  const std::string dt(to_string(o.dtype));
+  // 0 for an unknown SKU: no datasheet figure to hold the GPU to, only its peers.
+  const double peak = thresholds.get("gemm." + dt + "_peak_tflops");
+  if (peak <= 0.0) return;
+  const double fail_fraction = thresholds.get("gemm.fail_fraction_of_peak");
+  const double warn_fraction = thresholds.get("gemm.warn_fraction_of_peak");
+  const bool low = row.stats.median < peak * fail_fraction;
+  if (!low && row.stats.median >= peak * warn_fraction) return;
+  const double fraction = low ? fail_fraction : warn_fraction;
+  const double limit = peak * fraction;
+  const std::string message = dt + ": " + tflops_text(row.stats.median) + " TFLOP/s median (min " +
+                              tflops_text(row.stats.min) + ", max " + tflops_text(row.stats.max) +
+                              ") is below " + fmt("%.0f", 100.0 * fraction) + "% of the " +
+                              thresholds.sku_name() + " peak of " + fmt("%.0f", peak) +
+                              " TFLOP/s (" + tflops_text(limit) + "); " + row.telemetry;
+  // Codes are written as literals so the catalogue test can see each one emitted.
+  Finding f = low ? make_finding("GEMM_TFLOPS_LOW", entity_of(o.gpu_index), message)
+                  : make_finding("GEMM_TFLOPS_MARGINAL", entity_of(o.gpu_index), message);
+  f.measured(row.stats.median, "TFLOP/s", limit);
+  mark_if_injected(f, all_products_injected(*o.run));
+  sink.add(o.gpu_index, o.dtype, std::move(f));
+}
+
+void judge_stragglers(const std::vector<SpeedRow>& rows, const Thresholds& thresholds,
+                      FindingSink& sink) {
+  // Only GPUs of one model running one shape are expected to match each other's speed.
+  using Key = std::tuple<int, std::string, int, int, int>;
+  std::vector<std::pair<Key, std::vector<const SpeedRow*>>> groups;
+  for (const SpeedRow& row : rows) {
+    const GemmGpuOutcome& o = *row.outcome;
+    const Key key{static_cast<int>(o.dtype), o.model, o.run->m, o.run->n, o.run->k};
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.emplace_back(key, std::vector<const SpeedRow*>{&row});
+    } else {
+      it->second.push_back(&row);
+    }
+  }
+  const double warn_pct = thresholds.get("gemm.straggler_warn_pct");
+  const double fail_pct = thresholds.get("gemm.straggler_fail_pct");
+  for (const auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    std::vector<double> medians;
+    for (const SpeedRow* r : members) medians.push_back(r->stats.median);
+    const double node_median = summarize(medians).median;
+    for (const SpeedRow* r : members) {
+      const GemmGpuOutcome& o = *r->outcome;
+      const double pct = percent_below(r->stats.median, node_median);
+      const StragglerClass cls = classify_straggler(pct, warn_pct, fail_pct);
+      if (cls == StragglerClass::none) continue;
+      const std::string message = std::string(to_string(o.dtype)) + ": " + fmt("%.1f", pct) +
+                                  "% slower than the median of the node's " +
+                                  std::to_string(members.size()) + " " + model_phrase(o.model) +
+                                  "GPUs (" + tflops_text(r->stats.median) + " vs " +
+                                  tflops_text(node_median) + " TFLOP/s); " + r->telemetry;
+      Finding f = cls == StragglerClass::fail
+                      ? make_finding("GEMM_STRAGGLER_SEVERE", entity_of(o.gpu_index), message)
+                      : make_finding("GEMM_STRAGGLER", entity_of(o.gpu_index), message);
+      f.measured(pct, "%", cls == StragglerClass::fail ? fail_pct : warn_pct);
+      mark_if_injected(f, all_products_injected(*o.run));
+      sink.add(o.gpu_index, o.dtype, std::move(f));
+    }
+  }
+}
+
+// --- Summary --------------------------------------------------------------------------------
+
+std::string shape_text(const GemmGpuRun& run) {
+  if (run.m == run.n && run.n == run.k) return std::to_string(run.m) + "^3";
+  return std::to_string(run.m) + "x" + std::to_string(run.n) + "x" + std::to_string(run.k);
+}
+
+std::string summarize_dtype(GemmDtype dtype, const std::vector<GemmGpuOutcome>& outcomes,
+                            const std::vector<SpeedRow>& rows) {
+  const std::string dt(to_string(dtype));
+  std::size_t not_tested = 0, hung = 0, errors = 0, idle = 0, seen = 0;
+  for (const GemmGpuOutcome& o : outcomes) {
+    if (o.dtype != dtype) continue;
+    ++seen;
+    if (!o.not_tested.empty()) {
+      ++not_tested;
+    } else if (!o.run || (o.run->timed_out && o.run->products.empty())) {
+      ++hung;
+    } else if (o.run->products.empty()) {
+      if (o.run->error.empty()) {
+        ++idle;
+      } else {
+        ++errors;
+      }
+    }
+  }
+  if (seen == 0) return dt + ": not run";
+  std::vector<std::string> why;
+  if (not_tested > 0) why.push_back(count_of(not_tested, "GPU", "GPUs") + " not tested");
+  if (hung > 0) why.push_back(count_of(hung, "GPU", "GPUs") + " timed out");
+  if (errors > 0) why.push_back(count_of(errors, "GPU", "GPUs") + " with a CUDA error");
+  if (idle > 0) why.push_back(count_of(idle, "GPU", "GPUs") + " without products");
+  std::string why_text;
+  for (const std::string& w : why) why_text += (why_text.empty() ? "" : ", ") + w;
+
+  std::vector<const SpeedRow*> mine;
+  for (const SpeedRow& r : rows) {
+    if (r.outcome->dtype == dtype) mine.push_back(&r);
+  }
+  if (mine.empty()) return dt + ": no products verified (" + why_text + ")";
+
+  std::vector<std::string> shapes;
+  std::vector<double> medians;
+  std::size_t products = 0;
+  const SpeedRow* slowest = mine.front();
+  for (const SpeedRow* r : mine) {
+    const std::string shape = shape_text(*r->outcome->run);
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+    medians.push_back(r->stats.median);
+    products += r->outcome->run->products.size();
+    if (r->stats.median < slowest->stats.median) slowest = r;
+  }
+  std::string shape_list;
+  for (const std::string& s : shapes) shape_list += (shape_list.empty() ? "" : "/") + s;
+  std::string text = dt + " " + shape_list + " on " + count_of(mine.size(), "GPU", "GPUs") + ": " +
+                     tflops_text(summarize(medians).median) + " TFLOP/s median (";
+  if (mine.size() == 1) {
+    text += "min " + tflops_text(slowest->stats.min) + ", max " + tflops_text(slowest->stats.max);
+  } else {
+    text +=
+        "min " + tflops_text(slowest->stats.median) + " " + entity_of(slowest->outcome->gpu_index);
+  }
+  text += "), " + std::to_string(products) + " products verified";
+  // Parentheses, not "; ": the dtypes' lines are joined with "; ".
+  if (!why_text.empty()) text += " (" + why_text + ")";
+  return text;
+}
+
+}  // namespace
+
+GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thresholds& thresholds,
+                         const GemmSettings& settings) {
+  GemmJudgement out;
+  FindingSink sink;
+  std::vector<SpeedRow> rows;
+  for (const GemmGpuOutcome& o : outcomes) {
+    const std::string dt(to_string(o.dtype));
+    if (!o.not_tested.empty()) {
+      // The reason comes from the check; the dtype prefix is added unless it already leads.
+      const bool has_prefix = o.not_tested.rfind(dt, 0) == 0;
+      sink.add(o.gpu_index, o.dtype,
+               make_finding("GEMM_GPU_NOT_TESTED", entity_of(o.gpu_index),
+                            has_prefix ? o.not_tested : dt + ": " + o.not_tested));
+      continue;
+    }
+    judge_run_status(o, dt, sink);
+    if (!o.run) continue;
+    // Products verified before an error or a timeout are still evidence.
+    if (settings.enabled(GemmDetector::nan_inf)) judge_nan_inf(o, dt, sink);
+    if (settings.enabled(GemmDetector::checksum)) judge_checksum(o, dt, sink);
+    if (settings.enabled(GemmDetector::repeatability)) judge_repeatability(o, dt, sink);
+    if (o.run->products.empty()) continue;
+
+    SpeedRow row;
+    row.outcome = &o;
+    std::vector<double> tflops;
+    for (const GemmProductRecord& p : o.run->products) {
+      tflops.push_back(gemm_tflops(o.run->m, o.run->n, o.run->k, p.product_ms));
+    }
+    row.stats = summarize(std::move(tflops));
+    const TelemetrySummary tel = summarize_telemetry(o.telemetry);
+    row.telemetry = describe_telemetry(tel);
+    add_gpu_metrics(row, tel, out.metrics);
+    rows.push_back(std::move(row));
+  }
+  if (settings.enabled(GemmDetector::consensus)) {
+    for (ConsensusFinding& c : judge_gemm_consensus(outcomes)) {
+      sink.add(c.gpu_index, c.dtype, std::move(c.finding));
+    }
+  }
+  for (const SpeedRow& row : rows) judge_peak(row, thresholds, sink);
+  judge_stragglers(rows, thresholds, sink);
+
+  // The dtypes asked for, in their order, then any others the outcomes carry.
+  std::vector<GemmDtype> dtypes = settings.dtypes;
+  for (const GemmGpuOutcome& o : outcomes) {
+    if (std::find(dtypes.begin(), dtypes.end(), o.dtype) == dtypes.end()) dtypes.push_back(o.dtype);
+  }
+  for (GemmDtype dtype : dtypes) {
+    std::vector<double> medians;
+    for (const SpeedRow& r : rows) {
+      if (r.outcome->dtype == dtype) medians.push_back(r.stats.median);
+    }
+    // Over every GPU of the dtype: on a mixed node it mixes models, but it is the one figure
+    // a dashboard compares across nodes.
+    if (medians.size() >= 2) {
+      out.metrics.emplace_back(std::string(to_string(dtype)) + ".node_median_tflops",
+                               summarize(medians).median);
+    }
+    const std::string line = summarize_dtype(dtype, outcomes, rows);
+    out.summary += (out.summary.empty() ? "" : "; ") + line;
+  }
+  out.findings = sink.take();
+  return out;
+}
+
+}  // namespace preflight

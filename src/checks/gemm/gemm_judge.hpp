@@ -27,7 +27,9 @@ struct ConsensusOutcome {
   Kind kind = Kind::single;
   std::uint64_t majority_digest = 0;  // unanimous or majority
   std::vector<int> majority;          // GPU indices agreeing with it (sorted)
-  std::vector<int> minority;          // majority: the GPUs that disagree (sorted)
+  // majority: the GPUs that disagree (sorted); tie: those outside every tied group (2-2-1: the
+  // lone GPU), which disagree with all the others.
+  std::vector<int> minority;
   // tie: the largest groups, equal in size, each sorted, ordered by their first GPU.
   std::vector<std::vector<int>> tied;
 };
@@ -71,9 +73,27 @@ struct GemmGpuOutcome {
 struct GemmJudgement {
   std::vector<Finding> findings;
   Metrics metrics;
-  std::string summary;  // "4 GPUs, bf16 16384^3: 712 TFLOP/s median, verified 1824 products"
+  // One line per dtype, joined by "; ": "bf16 16384^3 on 4 GPUs: 712.3 TFLOP/s median (min
+  // 650.1 gpu3), 1824 products verified".
+  std::string summary;
 };
 
+// The cross-GPU consensus detector alone (judge_gemm calls it when the detector is enabled):
+// outcomes with products are grouped by (model, dtype, m, n, k, sm_count); in each group of two
+// or more GPUs, every product (round, repeat) that all members computed is voted on.
+// GEMM_CONSENSUS_MINORITY and GEMM_CONSENSUS_TIE findings, each with its GPU and dtype.
+struct ConsensusFinding {
+  int gpu_index = 0;
+  GemmDtype dtype = GemmDtype::bf16;
+  Finding finding;
+};
+using ConsensusFindings = std::vector<ConsensusFinding>;
+ConsensusFindings judge_gemm_consensus(const std::vector<GemmGpuOutcome>& outcomes);
+
+// The whole judgement: each GPU's run status, the enabled detectors (settings.detectors) on
+// every product it verified (also those before an error or a timeout), speed against the SKU's
+// peak and the node's median, per-GPU metrics and the summary. At most one finding per (GPU,
+// dtype, code), each message starting with the dtype; findings are ordered by GPU, then dtype.
 GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thresholds& thresholds,
                          const GemmSettings& settings);
 

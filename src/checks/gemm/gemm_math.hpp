@@ -24,8 +24,8 @@ GemmPrecision gemm_precision(GemmDtype dtype);
 int gemm_exact_accumulate_bits(GemmDtype dtype);
 
 // The largest R such that with inputs in [-R, R] every partial sum of a dot product of length k
-// stays below 2^gemm_exact_accumulate_bits (k * R^2 <= 2^bits), every column sum of the output
-// (m such values) stays below 2^50 so fp64 column sums are exact (m * k * R^2 <= 2^50), and R
+// is at most 2^gemm_exact_accumulate_bits (k * R^2 <= 2^bits), every column sum of the output
+// (m such values) is at most 2^50 so fp64 column sums are exact (m * k * R^2 <= 2^50), and R
 // is representable in the input type (R <= 2^input_bits - 1); capped at 4096; at least 1.
 int gemm_input_range(GemmDtype dtype, int m, int k);
 
@@ -38,7 +38,10 @@ struct GemmTolerance {
 };
 // Zero for an exact product; otherwise the output's unit roundoff 2^-output_bits and the
 // classic bound gamma_k = k u / (1 - k u) with u = 2^-accumulate_bits (Higham, Accuracy and
-// Stability of Numerical Algorithms, 3.1), doubled for tensor-core paths.
+// Stability of Numerical Algorithms, 3.1), doubled for tensor-core paths. Where k u >= 1 no such
+// bound exists: gamma is then the largest finite double, which admits every finite column sum
+// (only NaN/Inf fail). The fp64 rounding of the column sums themselves is not included: they
+// are exact while m * k * R^2 <= 2^50, and otherwise far below an fp32 output's roundoff.
 GemmTolerance gemm_tolerance(GemmDtype dtype, int m, int k, int range);
 
 std::size_t gemm_input_bytes(GemmDtype dtype);   // bf16/fp16 2, tf32/fp32 4, fp64 8

@@ -1,0 +1,24 @@
+#pragma once
+#include "preflight/check.hpp"
+
+namespace preflight {
+
+// Large cuBLAS matrix products on every GPU of the node at once, for the profile's time: four
+// corruption detectors (NaN/Inf, checksum, repeatability, cross-GPU consensus), TFLOP/s
+// against the SKU and against the node's other GPUs, with NVML telemetry to explain a slow
+// GPU. docs/checks/gemm.md.
+class GemmCheck final : public Check {
+ public:
+  GemmCheck();
+  const CheckInfo& info() const override { return info_; }
+  void validate_options(const CheckOptions& options) const override;
+  std::optional<std::chrono::seconds> budget(Profile profile,
+                                             const CheckOptions& options) const override;
+  std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
+  CheckResult run(CheckContext& ctx) override;
+
+ private:
+  CheckInfo info_;
+};
+
+}  // namespace preflight
