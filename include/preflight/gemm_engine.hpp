@@ -58,7 +58,7 @@ struct GemmJob {
   double output_roundoff = 0.0;
   double accumulation_gamma = 0.0;
   std::uint64_t seed = 1;
-  int repeats_per_round = 4;                       // products per input set; round r uses seed + r
+  int repeats_per_round = 8;                       // products per input set; round r uses seed + r
   double product_seconds = 5.0;                    // no new product is started after this much time
   std::chrono::steady_clock::time_point deadline;  // hard limit: give up, report timed_out
   std::size_t workspace_bytes = std::size_t{32} << 20;  // cuBLAS workspace

@@ -1,5 +1,6 @@
-// The real GPU backend: NVML (loaded with dlopen) for identity and health readings, the CUDA
-// runtime (linked statically) for the device list as CUDA numbers it and for the probe.
+// The real GPU backend: NVML (loaded with dlopen) for identity, health readings and telemetry,
+// the CUDA runtime (linked statically) for the device list as CUDA numbers it and for the
+// probe, and cuBLAS for the gemm check's products (gemm_engine.cpp).
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,12 +9,15 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/gemm_engine.hpp"
 #include "gpu/nccl_version.hpp"
 #include "gpu/nvml_library.hpp"
 #include "gpu/pci_address.hpp"
@@ -146,15 +150,22 @@ class CudaNvmlBackend final : public GpuBackend {
   NodeReading discover() override;
   void read_health(NodeReading& node) override;
   void probe(GpuReading& gpu, SteadyClock::time_point deadline) override;
+  std::optional<GpuTelemetry> telemetry(const GpuReading& gpu) override;
+  GemmEngine* gemm_engine() override { return &gemm_engine_; }
 
  private:
-  // Loaded once and kept: NVML device handles stay valid only while it is initialized.
+  // Loaded once and kept: NVML device handles stay valid only while it is initialized. Once,
+  // because telemetry() is called from several threads.
   const NvmlLibrary& nvml() {
-    if (!nvml_) nvml_ = std::make_unique<NvmlLibrary>(NvmlLibrary::library_name_from_env());
+    std::call_once(nvml_once_, [this] {
+      nvml_ = std::make_unique<NvmlLibrary>(NvmlLibrary::library_name_from_env());
+    });
     return *nvml_;
   }
 
+  std::once_flag nvml_once_;
   std::unique_ptr<NvmlLibrary> nvml_;
+  CudaGemmEngine gemm_engine_;  // stateless: shared by the check's per-GPU threads
 };
 
 NodeReading CudaNvmlBackend::discover() {
@@ -205,6 +216,23 @@ void CudaNvmlBackend::read_health(NodeReading& node) {
   const NvmlLibrary& library = nvml();
   if (!library.ok() || !node.nvml_loaded) return;
   for (GpuReading& gpu : node.gpus) read_gpu_health(library, gpu);
+}
+
+// NVML is thread-safe, and the library is only read here.
+std::optional<GpuTelemetry> CudaNvmlBackend::telemetry(const GpuReading& gpu) {
+  const NvmlLibrary& library = nvml();
+  if (!library.ok() || gpu.index < 0) return std::nullopt;
+  // A sample has no place for errors: a failed reading is left unset, and the check judges the
+  // gaps. Read errors are reported by read_health().
+  std::vector<std::string> errors;
+  const auto device = library.device(static_cast<unsigned>(gpu.index), errors);
+  if (!device) return std::nullopt;
+  GpuTelemetry sample;
+  sample.sm_clock_mhz = library.sm_clock_mhz(*device, errors);
+  sample.temperature_c = library.temperature_c(*device, errors);
+  sample.power_w = library.power_w(*device, errors);
+  sample.clock_event_reasons = library.clock_event_reasons(*device, errors);
+  return sample;
 }
 
 // The probe proper; throws CudaError. Returns the error text, empty when the GPU answered

@@ -32,6 +32,7 @@ constexpr int kMemoryErrorTypeUncorrected = 1;
 constexpr int kVolatileEcc = 0;  // nvmlEccCounterType_t
 constexpr int kAggregateEcc = 1;
 constexpr int kTemperatureGpu = 0;  // nvmlTemperatureSensors_t
+constexpr int kClockSm = 1;         // nvmlClockType_t
 constexpr unsigned kNvLinkMaxLinks = 18;
 constexpr unsigned long long kValueNotAvailable = ~0ULL;
 
@@ -74,6 +75,7 @@ using TotalEccErrorsFn = Return (*)(Device, int, int, unsigned long long*);
 using RemappedRowsFn = Return (*)(Device, unsigned*, unsigned*, unsigned*, unsigned*);
 using Uint64Fn = Return (*)(Device, unsigned long long*);
 using TemperatureFn = Return (*)(Device, int, unsigned*);
+using ClockInfoFn = Return (*)(Device, int, unsigned*);
 using UintFn = Return (*)(Device, unsigned*);
 using NvLinkStateFn = Return (*)(Device, unsigned, EnableState*);
 using ProcessesFn = Return (*)(Device, unsigned*, ProcessInfo*);
@@ -114,6 +116,8 @@ static_assert(abi::kMemoryErrorTypeCorrected == NVML_MEMORY_ERROR_TYPE_CORRECTED
 static_assert(abi::kMemoryErrorTypeUncorrected == NVML_MEMORY_ERROR_TYPE_UNCORRECTED);
 static_assert(abi::kVolatileEcc == NVML_VOLATILE_ECC && abi::kAggregateEcc == NVML_AGGREGATE_ECC);
 static_assert(abi::kTemperatureGpu == NVML_TEMPERATURE_GPU);
+static_assert(abi::kClockSm == NVML_CLOCK_SM);
+static_assert(sizeof(nvmlClockType_t) == sizeof(int));
 static_assert(abi::kNvLinkMaxLinks == NVML_NVLINK_MAX_LINKS);
 static_assert(abi::kValueNotAvailable == NVML_VALUE_NOT_AVAILABLE);
 static_assert(sizeof(abi::EnableState) == sizeof(nvmlEnableState_t));
@@ -162,6 +166,8 @@ struct NvmlLibrary::Api {
   abi::Uint64Fn clocks_event_reasons = get("nvmlDeviceGetCurrentClocksEventReasons");
   abi::Uint64Fn clocks_throttle_reasons = get("nvmlDeviceGetCurrentClocksThrottleReasons");
   abi::TemperatureFn temperature = get("nvmlDeviceGetTemperature");
+  abi::ClockInfoFn clock_info = get("nvmlDeviceGetClockInfo");
+  abi::UintFn power_usage = get("nvmlDeviceGetPowerUsage");
   abi::UintFn pcie_gen_current = get("nvmlDeviceGetCurrPcieLinkGeneration");
   abi::UintFn pcie_gen_max_link = get("nvmlDeviceGetMaxPcieLinkGeneration");
   abi::UintFn pcie_gen_max_gpu = get("nvmlDeviceGetGpuMaxPcieLinkGeneration");
@@ -363,6 +369,22 @@ std::optional<int> NvmlLibrary::temperature_c(Device device, Errors& errors) con
     return std::nullopt;
   }
   return static_cast<int>(celsius);
+}
+
+std::optional<int> NvmlLibrary::sm_clock_mhz(Device device, Errors& errors) const {
+  unsigned mhz = 0;
+  if (!call(api_->clock_info, "nvmlDeviceGetClockInfo", errors, device, abi::kClockSm, &mhz)) {
+    return std::nullopt;
+  }
+  return static_cast<int>(mhz);
+}
+
+std::optional<double> NvmlLibrary::power_w(Device device, Errors& errors) const {
+  unsigned milliwatts = 0;
+  if (!call(api_->power_usage, "nvmlDeviceGetPowerUsage", errors, device, &milliwatts)) {
+    return std::nullopt;
+  }
+  return milliwatts / 1000.0;
 }
 
 std::optional<int> NvmlLibrary::pcie(Device device, PcieQuery query, Errors& errors) const {

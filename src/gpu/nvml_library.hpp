@@ -79,6 +79,10 @@ class NvmlLibrary {
   // predates the rename.
   std::optional<std::uint64_t> clock_event_reasons(Device device, Errors& errors) const;
   std::optional<int> temperature_c(Device device, Errors& errors) const;
+  // nvmlDeviceGetClockInfo(NVML_CLOCK_SM): the current SM clock.
+  std::optional<int> sm_clock_mhz(Device device, Errors& errors) const;
+  // nvmlDeviceGetPowerUsage, which reports milliwatts.
+  std::optional<double> power_w(Device device, Errors& errors) const;
   std::optional<int> pcie(Device device, PcieQuery query, Errors& errors) const;
   std::optional<NvLinkCounts> nvlink(Device device, Errors& errors) const;
   // Compute processes on the GPU other than `self`.

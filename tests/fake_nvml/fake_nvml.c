@@ -58,7 +58,7 @@ enum { V_DEVICE_ID, V_MEMORY_TOTAL, V_MIG, V_ECC, V_PERSISTENCE, V_ECC_UNC_VOL, 
        V_ECC_CORR_VOL, V_RETIRED_PENDING, V_REMAP_PENDING, V_REMAP_FAILED, V_CLOCKS,
        V_TEMPERATURE, V_PCIE_GEN, V_PCIE_MAX_LINK_GEN, V_PCIE_MAX_GPU_GEN, V_PCIE_WIDTH,
        V_PCIE_MAX_WIDTH, V_NVLINK_LINKS, V_NVLINK_ACTIVE, V_PROCESSES, V_PROCESS_MIB,
-       V_INCLUDE_SELF, V_COUNT };
+       V_INCLUDE_SELF, V_SM_CLOCK, V_POWER, V_COUNT };
 static const struct { const char* key; unsigned long long value; } kValues[V_COUNT] = {
     {"device_id", 0x2330}, {"memory_total", 85520809984ULL}, {"mig", 0}, {"ecc", 1},
     {"persistence", 1}, {"ecc_uncorrected_volatile", 0}, {"ecc_uncorrected_aggregate", 0},
@@ -66,19 +66,20 @@ static const struct { const char* key; unsigned long long value; } kValues[V_COU
     {"row_remap_failed", 0}, {"clocks_event_reasons", 0x1 /* GPU idle */}, {"temperature", 35},
     {"pcie_gen", 5}, {"pcie_max_link_gen", 5}, {"pcie_max_gpu_gen", 5}, {"pcie_width", 16},
     {"pcie_max_width", 16}, {"nvlink_links", 18}, {"nvlink_active", 18}, {"processes", 0},
-    {"process_memory_mib", 512}, {"include_self", 0}};
+    {"process_memory_mib", 512}, {"include_self", 0}, {"sm_clock", 1980 /* MHz */},
+    {"power", 72000 /* mW */}};
 
 /* Queries that `gpuN.error.<query>` / `gpuN.unsupported.<query>` make fail. */
 enum { Q_HANDLE, Q_NAME, Q_UUID, Q_SERIAL, Q_PCI_INFO, Q_MEMORY, Q_MIG, Q_ECC, Q_PERSISTENCE,
        Q_ECC_UNC_VOL, Q_ECC_UNC_AGG, Q_ECC_CORR_VOL, Q_RETIRED, Q_REMAPPED_ROWS, Q_CLOCKS,
        Q_TEMPERATURE, Q_PCIE_GEN, Q_PCIE_MAX_LINK_GEN, Q_PCIE_MAX_GPU_GEN, Q_PCIE_WIDTH,
-       Q_PCIE_MAX_WIDTH, Q_NVLINK, Q_PROCESSES, Q_COUNT };
+       Q_PCIE_MAX_WIDTH, Q_NVLINK, Q_PROCESSES, Q_SM_CLOCK, Q_POWER, Q_COUNT };
 static const char* const kQueries[Q_COUNT] = {
     "handle", "name", "uuid", "serial", "pci_info", "memory", "mig", "ecc", "persistence",
     "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "ecc_corrected_volatile",
     "retired_pages_pending", "remapped_rows", "clocks_event_reasons", "temperature", "pcie_gen",
     "pcie_max_link_gen", "pcie_max_gpu_gen", "pcie_width", "pcie_max_width", "nvlink",
-    "processes"};
+    "processes", "sm_clock", "power"};
 /* clang-format on */
 
 #define TEXT_SIZE 96
@@ -426,6 +427,17 @@ int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long* r
 int nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned* celsius) {
   if (sensor != 0) return E_INVALID_ARGUMENT; /* NVML_TEMPERATURE_GPU is the only sensor */
   return get_unsigned(d, Q_TEMPERATURE, V_TEMPERATURE, celsius);
+}
+
+/* Only the SM clock (NVML_CLOCK_SM = 1) is configured; preflight asks for no other. */
+int nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned* mhz) {
+  if (type != 1) return E_INVALID_ARGUMENT;
+  return get_unsigned(d, Q_SM_CLOCK, V_SM_CLOCK, mhz);
+}
+
+/* Milliwatts, as NVML reports. */
+int nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned* milliwatts) {
+  return get_unsigned(d, Q_POWER, V_POWER, milliwatts);
 }
 
 int nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned* gen) {

@@ -87,6 +87,7 @@ class FakeGemmEngine final : public GemmEngine {
       r.repeat = p % job.repeats_per_round;
       r.product_ms = ms;
       r.verify_ms = ms * 0.02;
+      r.injected = job.slow_factor < 1.0;  // like the real engine: gemm-slow touches every one
       r.digest = gemm_mix64(job.seed + static_cast<std::uint64_t>(r.round) * 7919 +
                             static_cast<std::uint64_t>(job.m));
       if (b.persistent_corruption) r.digest ^= 0x5A5A;

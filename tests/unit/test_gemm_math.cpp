@@ -145,16 +145,16 @@ TEST_CASE("gemm: element sizes and device footprint") {
 
   constexpr std::size_t kMi = std::size_t{1} << 20;
   constexpr std::size_t kGi = std::size_t{1} << 30;
-  // bf16 16384^3: A 512 Mi, B 512 Mi, C (fp32) 1 Gi, vectors (16384 + 2 * 16384) doubles,
-  // workspace 32 Mi.
+  // bf16 16384^3: A 512 Mi, B 512 Mi, C (fp32) 1 Gi, vectors (2 * 16384 + 4 * 16384) doubles,
+  // result slots, workspace 32 Mi.
   CHECK(preflight::gemm_footprint_bytes(GemmDtype::bf16, 16384, 16384, 16384, 32 * kMi) ==
-        512 * kMi + 512 * kMi + kGi + (16384 + 32768) * 8 + 32 * kMi);
+        512 * kMi + 512 * kMi + kGi + 6 * 16384 * 8 + 256 + 32 * kMi);
   // fp64 16384^3: 2 Gi each, above 6 GiB before vectors and workspace.
   CHECK(preflight::gemm_footprint_bytes(GemmDtype::fp64, 16384, 16384, 16384, 0) ==
-        6 * kGi + 49152 * 8);
+        6 * kGi + 6 * 16384 * 8 + 256);
   // Rectangular, so m, n and k must each land in the right term: A 100x30, B 30x7, C 100x7.
   CHECK(preflight::gemm_footprint_bytes(GemmDtype::fp32, 100, 7, 30, 5) ==
-        100 * 30 * 4 + 30 * 7 * 4 + 100 * 7 * 4 + (30 + 14) * 8 + 5);
+        100 * 30 * 4 + 30 * 7 * 4 + 100 * 7 * 4 + (60 + 28) * 8 + 256 + 5);
 }
 
 TEST_CASE("gemm: flops and TFLOP/s") {

@@ -20,8 +20,8 @@
 
 #include "checks/inventory/inventory_rules.hpp"
 #include "preflight/gpu_backend.hpp"
-#include "support/scoped_env.hpp"
 #include "preflight/thresholds.hpp"
+#include "support/scoped_env.hpp"
 
 using namespace preflight;
 
@@ -445,4 +445,64 @@ TEST_CASE("nvml fake: NVML stays initialized while another backend still uses it
   REQUIRE(gpus.size() == 2);
   CHECK(gpus[1].temperature_c == 50);
   CHECK(gpus[1].read_errors.empty());
+}
+
+TEST_CASE("nvml fake: telemetry samples SM clock, temperature, power and clock-event reasons") {
+  const FakeNvml fake(R"(
+gpus=3
+gpu0.sm_clock=1410
+gpu0.power=350500   # milliwatts
+gpu0.temperature=63
+gpu0.clocks_event_reasons=0x4
+gpu2.error.sm_clock=unknown
+gpu2.unsupported.power=1
+)");
+  const auto backend = make_system_gpu_backend();
+  const NodeReading node = backend->discover();
+  REQUIRE(node.nvml_loaded);
+  const auto gpus = nvml_gpus(node);
+  REQUIRE(gpus.size() == 3);
+
+  const auto busy = backend->telemetry(gpus[0]);
+  REQUIRE(busy);
+  CHECK(busy->t_s == 0.0);  // the caller's to fill
+  CHECK(busy->sm_clock_mhz == 1410);
+  CHECK(busy->temperature_c == 63);
+  REQUIRE(busy->power_w);
+  CHECK(*busy->power_w == Approx(350.5));
+  CHECK(busy->clock_event_reasons == clock_event::kSwPowerCap);
+
+  // The fake's defaults.
+  const auto idle = backend->telemetry(gpus[1]);
+  REQUIRE(idle);
+  CHECK(idle->sm_clock_mhz == 1980);
+  CHECK(idle->temperature_c == 35);
+  REQUIRE(idle->power_w);
+  CHECK(*idle->power_w == Approx(72.0));
+  CHECK(idle->clock_event_reasons == clock_event::kGpuIdle);
+
+  // A reading that fails or is not supported is left unset; the others are still taken.
+  const auto partial = backend->telemetry(gpus[2]);
+  REQUIRE(partial);
+  CHECK_FALSE(partial->sm_clock_mhz);
+  CHECK_FALSE(partial->power_w);
+  CHECK(partial->temperature_c == 35);
+  CHECK(partial->clock_event_reasons == clock_event::kGpuIdle);
+
+  // No NVML handle: nothing to sample.
+  GpuReading cuda_only;
+  cuda_only.index = -1;
+  CHECK_FALSE(backend->telemetry(cuda_only));
+  GpuReading unknown;
+  unknown.index = 7;
+  CHECK_FALSE(backend->telemetry(unknown));
+}
+
+TEST_CASE("nvml fake: no telemetry when NVML does not initialize") {
+  const FakeNvml fake("init_error=1\n");
+  const auto backend = make_system_gpu_backend();
+  CHECK_FALSE(backend->discover().nvml_loaded);
+  GpuReading gpu;
+  gpu.index = 0;
+  CHECK_FALSE(backend->telemetry(gpu));
 }

@@ -118,9 +118,11 @@ std::size_t gemm_footprint_bytes(GemmDtype dtype, int m, int n, int k,
   const auto nn = static_cast<std::size_t>(std::max(n, 0));
   const auto kk = static_cast<std::size_t>(std::max(k, 0));
   const std::size_t in = gemm_input_bytes(dtype);
-  // Plus the fp64 reference vectors: one per row of B (k) and two per column of C (2n).
+  // Plus the fp64 vectors, as the engine allocates them (src/gpu/gemm_engine.cpp): column
+  // sums of A and |A| (2k), the reference and its |A||B| twin, and the sums of a bad column
+  // (4n); and kGemmResultSlotBytes of verification results.
   return mm * kk * in + kk * nn * in + mm * nn * gemm_output_bytes(dtype) +
-         (kk + 2 * nn) * sizeof(double) + workspace_bytes;
+         (2 * kk + 4 * nn) * sizeof(double) + kGemmResultSlotBytes + workspace_bytes;
 }
 
 double gemm_flops(int m, int n, int k) {

@@ -46,8 +46,10 @@ GemmTolerance gemm_tolerance(GemmDtype dtype, int m, int k, int range);
 
 std::size_t gemm_input_bytes(GemmDtype dtype);   // bf16/fp16 2, tf32/fp32 4, fp64 8
 std::size_t gemm_output_bytes(GemmDtype dtype);  // 4, fp64 8
-// Device memory one job needs: A, B, C, the fp64 reference vectors (k + 2n doubles) and the
-// workspace.
+// Room for the engine's verification result slots (4 of under 64 bytes each).
+inline constexpr std::size_t kGemmResultSlotBytes = 256;
+// Device memory one job needs: A, B, C, the fp64 vectors (2k + 4n doubles), the result slots
+// and the workspace.
 std::size_t gemm_footprint_bytes(GemmDtype dtype, int m, int n, int k, std::size_t workspace_bytes);
 
 double gemm_flops(int m, int n, int k);  // 2 m n k

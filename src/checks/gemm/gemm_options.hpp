@@ -26,7 +26,7 @@ struct GemmSettings {
   std::size_t memory_limit_bytes = std::size_t{6144} << 20;  // per GPU
   std::vector<GemmDetector> detectors = {std::begin(kAllGemmDetectors),
                                          std::end(kAllGemmDetectors)};
-  int repeats_per_round = 4;
+  int repeats_per_round = 8;
   std::uint64_t seed = 0x5EEDF00D;
 
   bool enabled(GemmDetector d) const;
