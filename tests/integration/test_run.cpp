@@ -15,9 +15,11 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kRunOptions = {"--profile", "--checks",      "--json",
-                                              "--timeout", "--expect-gpus", "--thresholds",
-                                              "--strict",  "--inject-fault"};
+const std::vector<std::string> kRunOptions = {
+    "--profile", "--checks", "--json", "--timeout", "--expect-gpus", "--thresholds", "--strict",
+    "--inject-fault",
+    // Check options, added from the registry.
+    "--gemm-dtypes", "--gemm-seconds", "--gemm-size", "--gemm-memory-mib", "--gemm-detectors"};
 
 RunResult preflight(const std::vector<std::string>& args) {
   return run_preflight(args, no_gpu_options());
@@ -224,6 +226,28 @@ TEST_CASE("run: list --json describes checks, profiles and fault kinds", "[list]
   REQUIRE(mig != nullptr);
   CHECK((*mig)["targets"] == json::array({"gpu"}));
   CHECK((*mig)["finding_codes"] == json::array({"MIG_ENABLED"}));
+  // Each kind names the check that implements it: a drill knows which check to run.
+  CHECK((*hang)["check"] == "any");
+  CHECK((*mig)["check"] == "inventory");
+  bool gemm_kind = false;
+  for (const auto& k : doc.at("fault_kinds")) {
+    if (k["kind"] == "gemm-bitflip") gemm_kind = k["check"] == "gemm";
+  }
+  CHECK(gemm_kind);
+}
+
+TEST_CASE("run: gemm options are accepted where the check runs; without GPU it is skipped",
+          "[run]") {
+  const RunResult r =
+      preflight({"run", "--expect-gpus", "0", "--checks", "gemm", "--gemm-dtypes", "fp64,bf16",
+                 "--gemm-seconds", "2", "--gemm-detectors", "checksum,repeat", "--json", "-"});
+  INFO(r.describe() << "\n" << r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const json v = parse_json(r.out, "verdict");
+  const json* gemm = find_check(v, "gemm");
+  REQUIRE(gemm != nullptr);
+  CHECK((*gemm)["status"] == "skip");
+  CHECK_THAT((*gemm)["skip_reason"].get<std::string>(), Catch::Contains("no GPU"));
 }
 
 TEST_CASE("run: thresholds --sku prints a document that run --thresholds accepts", "[thresholds]") {
