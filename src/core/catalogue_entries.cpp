@@ -139,12 +139,12 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "Kill the processes listed by nvidia-smi or reset the GPU."},
       {"GPU_UNRESPONSIVE", Severity::fail,
        "A small kernel and copy on this GPU failed, returned wrong data, or did not complete in "
-       "time.",
+       "time, or the driver did not return from context creation or allocation.",
        "Check dmesg for Xid errors; reset the GPU or reboot; RMA if it repeats."},
       {"GPU_NOT_PROBED", Severity::warn,
        "The responsiveness probe did not run on this GPU because the check's time ran out "
-       "(usually after another GPU's probe hung), so the GPU is unverified.",
-       "Fix the GPU that hung first, or give the run a longer --timeout; then rerun."},
+       "before the probes started, so the GPU is unverified.",
+       "Give the run a longer --timeout, then rerun."},
 
       // gemm: matrix products verified on every GPU (docs/checks/gemm.md).
       {"GEMM_NAN_INF", Severity::fail,

@@ -3,6 +3,7 @@
 // end without a GPU.
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -71,7 +72,8 @@ class FakeBackend final : public GpuBackend {
   // discover() blocks forever, like a driver that does not answer.
   bool hang_discovery = false;
   std::atomic<int> probes{0};
-  GemmEngine* gemm = nullptr;                    // gemm_engine(); null: none, the check skips
+  int hang_probe_gpu = -1;     // probe() of this GPU index blocks until release_probes()
+  GemmEngine* gemm = nullptr;  // gemm_engine(); null: none, the check skips
   std::optional<GpuTelemetry> telemetry_sample;  // what telemetry() returns for every GPU
   std::atomic<int> telemetry_calls{0};
 
@@ -94,6 +96,14 @@ class FakeBackend final : public GpuBackend {
   }
   void probe(GpuReading& gpu, SteadyClock::time_point) override {
     ++probes;
+    if (gpu.index == hang_probe_gpu) {
+      // Like a driver call that never returns. The gate outlives this backend: the blocked
+      // thread holds it, and touches nothing else once released.
+      const auto gate = probe_gate_;
+      std::unique_lock<std::mutex> lock(gate->mutex);
+      gate->cv.wait(lock, [&] { return gate->open; });
+      return;
+    }
     gpu.responsive = true;
     gpu.probe_ms = 1.5;
   }
@@ -102,8 +112,22 @@ class FakeBackend final : public GpuBackend {
     return telemetry_sample;
   }
   GemmEngine* gemm_engine() override { return gemm; }
+  void release_probes() {
+    {
+      std::lock_guard<std::mutex> lock(probe_gate_->mutex);
+      probe_gate_->open = true;
+    }
+    probe_gate_->cv.notify_all();
+  }
+  ~FakeBackend() override { release_probes(); }
 
  private:
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool open = false;
+  };
+  std::shared_ptr<Gate> probe_gate_ = std::make_shared<Gate>();
   NodeReading node_;
 };
 

@@ -1,7 +1,10 @@
 // The inventory check: its rules on made-up readings, and every inventory fault kind end to end
 // through fault parsing, the runner, the check and aggregation.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <map>
 
 #include "checks/inventory/inventory_faults.hpp"
@@ -244,4 +247,38 @@ TEST_CASE("inventory: the probe runs on every GPU CUDA sees, and not on injected
   CHECK(has("gpu0.probe_ms"));
   CHECK(has("gpu_count"));
   CHECK(has("gpu0.temperature_c"));
+}
+
+TEST_CASE("inventory: a GPU whose probe never returns is unresponsive; the others are probed") {
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const auto plan = plan_checks(registry, Profile::quick, {"inventory"});
+  test::FakeBackend backend(test::healthy_node(4));
+  backend.hang_probe_gpu = 2;
+  FaultPlan faults;
+  RunState state(Verdict{}, plan, false);
+  RunSettings settings;
+  settings.deadline = SteadyClock::now() + 30s;
+  // The probe deadline comes from the thresholds: 1 s instead of 10.
+  std::string path = "/tmp/preflight-probe-XXXXXX";
+  const int fd = mkstemp(path.data());
+  REQUIRE(fd >= 0);
+  const std::string doc = "{\"inventory\": {\"probe_timeout_s\": 1}}";
+  REQUIRE(write(fd, doc.data(), doc.size()) == static_cast<ssize_t>(doc.size()));
+  close(fd);
+  settings.thresholds_path = path;
+  Runner runner(backend, faults);
+  const auto start = SteadyClock::now();
+  const auto out = runner.run(state, plan, settings);
+  const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  CHECK(seconds < 5.0);
+  CHECK(backend.probes == 4);
+  const CheckResult& inv = out.verdict.checks.at(0);
+  std::vector<std::string> got;
+  for (const auto& f : inv.findings) got.push_back(f.code + "@" + f.entity);
+  CHECK(got == std::vector<std::string>{"GPU_UNRESPONSIVE@gpu2"});
+  CHECK_THAT(inv.findings.at(0).message, Catch::Contains("did not return"));
+  CHECK(state.abandoned_threads() == 1);
+  backend.release_probes();
+  unlink(path.c_str());
 }

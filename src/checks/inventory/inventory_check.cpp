@@ -1,8 +1,13 @@
 #include "checks/inventory/inventory_check.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "checks/inventory/inventory_faults.hpp"
 #include "checks/inventory/inventory_rules.hpp"
@@ -17,6 +22,86 @@ namespace {
 bool pci_count_comparable() {
   const char* visible = std::getenv("NVIDIA_VISIBLE_DEVICES");
   return visible == nullptr || std::string(visible) == "all";
+}
+
+// One GPU's probe, shared with the thread that runs it: a thread stuck in the driver keeps it
+// alive after the check has returned.
+struct ProbeSlot {
+  GpuReading gpu;
+  SteadyClock::time_point deadline;
+  std::mutex mutex;
+  bool returned = false;
+};
+
+// Probes every GPU CUDA sees at once, each on a thread of its own, so that a GPU whose driver
+// calls block (context creation, allocation) is reported GPU_UNRESPONSIVE on that GPU while
+// the others are still probed, instead of the whole check timing out.
+void probe_all(CheckContext& ctx, NodeReading& node) {
+  const auto budget = std::chrono::duration_cast<SteadyClock::duration>(
+      std::chrono::duration<double>(ctx.thresholds->get("inventory.probe_timeout_s")));
+  // Leave a little of the check's own deadline to judge and return.
+  const auto latest = ctx.deadline - std::chrono::milliseconds(500);
+  const auto start = SteadyClock::now();
+  const auto deadline = std::min(latest, start + budget);
+  std::vector<std::shared_ptr<ProbeSlot>> slots(node.gpus.size());
+  GpuBackend* backend = ctx.gpu;
+  for (std::size_t i = 0; i < node.gpus.size(); ++i) {
+    GpuReading& g = node.gpus[i];
+    // A GPU CUDA cannot see is reported as such; probing it would only repeat that.
+    if (g.cuda_ordinal < 0 || probe_is_replaced(*ctx.faults, g.index)) continue;
+    if (ctx.cancelled() || SteadyClock::now() + std::chrono::seconds(1) > latest) {
+      g.probe_error = "the check's time ran out before the probe";
+      continue;
+    }
+    auto slot = std::make_shared<ProbeSlot>();
+    slot->gpu = g;
+    slot->deadline = deadline;
+    slots[i] = slot;
+    std::thread([slot, backend] {
+      GpuReading probed = slot->gpu;
+      try {
+        backend->probe(probed, slot->deadline);
+      } catch (const std::exception& e) {
+        probed.responsive = false;
+        probed.probe_error = e.what();
+      }
+      std::lock_guard<std::mutex> lock(slot->mutex);
+      slot->gpu = std::move(probed);
+      slot->returned = true;
+    }).detach();
+  }
+  // The probe polls its own deadline; the grace lets it report that itself.
+  const auto wait_until = std::min(latest, deadline + std::chrono::milliseconds(300));
+  const auto all_returned = [&] {
+    return std::all_of(slots.begin(), slots.end(), [](const std::shared_ptr<ProbeSlot>& s) {
+      if (!s) return true;
+      std::lock_guard<std::mutex> lock(s->mutex);
+      return s->returned;
+    });
+  };
+  while (!all_returned() && SteadyClock::now() < wait_until && !ctx.cancelled()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const double waited = std::chrono::duration<double>(deadline - start).count();
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    if (!slots[i]) continue;
+    std::lock_guard<std::mutex> lock(slots[i]->mutex);
+    GpuReading& g = node.gpus[i];
+    if (slots[i]->returned) {
+      g.responsive = slots[i]->gpu.responsive;
+      g.probe_error = slots[i]->gpu.probe_error;
+      g.probe_ms = slots[i]->gpu.probe_ms;
+      continue;
+    }
+    g.responsive = false;
+    char text[96];
+    std::snprintf(text, sizeof text,
+                  "the driver did not return within %.1f s (context creation "
+                  "or allocation blocked)",
+                  waited);
+    g.probe_error = text;
+    if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(1);
+  }
 }
 
 }  // namespace
@@ -40,25 +125,7 @@ CheckResult InventoryCheck::run(CheckContext& ctx) {
     // Health first: it lists the other processes on each GPU before the probe creates this
     // process's own context there.
     ctx.gpu->read_health(node);
-    const auto probe_budget =
-        std::chrono::duration<double>(ctx.thresholds->get("inventory.probe_timeout_s"));
-    for (auto& g : node.gpus) {
-      // A GPU CUDA cannot see is reported as such; probing it would only repeat that.
-      if (g.cuda_ordinal < 0 || probe_is_replaced(*ctx.faults, g.index)) continue;
-      // Leave a little of the check's own deadline so a stuck probe is reported as
-      // GPU_UNRESPONSIVE on its GPU rather than as a timeout of the whole check. A GPU reached
-      // after an earlier one used up the time is reported unprobed (GPU_NOT_PROBED), not
-      // blamed.
-      const auto latest = ctx.deadline - std::chrono::milliseconds(500);
-      if (ctx.cancelled() || SteadyClock::now() + std::chrono::seconds(1) > latest) {
-        g.probe_error = "the check's time ran out before this GPU's turn";
-        continue;
-      }
-      const auto deadline =
-          std::min(latest, SteadyClock::now() +
-                               std::chrono::duration_cast<SteadyClock::duration>(probe_budget));
-      ctx.gpu->probe(g, deadline);
-    }
+    probe_all(ctx, node);
   }
   apply_inventory_faults(*ctx.faults, node);
 
