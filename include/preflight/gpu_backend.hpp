@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "preflight/bandwidth_engine.hpp"
 #include "preflight/gemm_engine.hpp"
 
 namespace preflight {
@@ -124,6 +125,8 @@ class GpuBackend {
   }
   // The cuBLAS product engine (gemm check); nullptr when this binary has none.
   virtual GemmEngine* gemm_engine() { return nullptr; }
+  // The copy and memory-pattern engine (pcie, nvlink, hbm checks); nullptr when none.
+  virtual BandwidthEngine* bandwidth_engine() { return nullptr; }
 };
 
 // The backend this binary was built with: NVML + CUDA when built with PREFLIGHT_WITH_CUDA,

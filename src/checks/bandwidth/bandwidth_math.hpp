@@ -1,0 +1,111 @@
+#pragma once
+// Host-side arithmetic of the bandwidth checks (pcie, nvlink, hbm): GB/s from bytes and time,
+// sample statistics, the bandwidth a PCIe link can carry from its generation and width, the
+// classification of the NVLink matrix, and the merging of the pattern test's bad words into
+// address ranges. Pure functions, unit-tested (tests/unit/test_bandwidth_math.cpp).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "preflight/bandwidth_engine.hpp"
+
+namespace preflight {
+
+// Decimal GB/s (1e9 bytes/s) of `bytes` moved in `ms` milliseconds; 0 when ms <= 0.
+double gbps(std::uint64_t bytes, double ms);
+
+struct BandwidthStats {
+  std::size_t count = 0;
+  double median = 0.0;  // the mean of the two middle values for an even count
+  double min = 0.0;
+  double max = 0.0;
+};
+BandwidthStats bandwidth_stats(std::vector<double> samples);  // all zero when empty
+
+// --- PCIe -----------------------------------------------------------------------------------
+// Raw data rate of one lane in one direction after line encoding, decimal GB/s:
+// Gen1 2.5 GT/s 8b/10b = 0.25, Gen2 5 GT/s 8b/10b = 0.5, Gen3 8 GT/s 128b/130b = 0.9846,
+// Gen4 16 GT/s = 1.9692, Gen5 32 GT/s = 3.9385, Gen6 64 GT/s PAM4 with 242/256 FLIT
+// efficiency = 7.5625. 0 for an unknown generation.
+double pcie_lane_gbps(int generation);
+// One direction of a link: lane rate times width. 0 when either is unknown (<= 0).
+double pcie_link_gbps(int generation, int width);
+// "Gen5 x16"; "Gen? x16" for an unknown generation.
+std::string pcie_link_name(int generation, int width);
+
+// What a GPU's PCIe bandwidth is held to. The link the GPU should have comes from the SKU table
+// (inventory.expected_pcie_gen / _width; 0: unknown), else from what the device reports as its
+// maximum; the link it has is the current one read at load.
+struct PcieExpectation {
+  int expected_generation = 0;
+  int expected_width = 0;
+  int current_generation = 0;  // 0: not read
+  int current_width = 0;
+  double expected_link_gbps = 0.0;  // one direction, of the expected link
+  double fail_below_gbps = 0.0;     // expected_link_gbps * fail fraction
+  double warn_below_gbps = 0.0;     // expected_link_gbps * warn fraction
+  // "Gen5 x16 running Gen4 x16" when the current link is below the expected one, else "".
+  std::string degraded;
+};
+PcieExpectation pcie_expectation(int sku_generation, int sku_width, int max_generation,
+                                 int max_width, int current_generation, int current_width,
+                                 double fail_fraction, double warn_fraction);
+
+// --- NVLink matrix --------------------------------------------------------------------------
+// The N x N matrix of a peer measurement: cell [i][j] is the GPU-i -> GPU-j figure in GB/s;
+// nullopt on the diagonal and where not measured.
+using BandwidthMatrix = std::vector<std::vector<std::optional<double>>>;
+
+enum class PairClass { ok, warn, fail, no_peer_access, not_measured };
+struct PairJudgement {
+  int from = 0;  // matrix row (GPU position, not NVML index)
+  int to = 0;
+  PairClass kind = PairClass::ok;
+  double value = 0.0;   // GB/s, when measured
+  double limit = 0.0;   // the threshold it crossed (fail or warn)
+};
+// Classifies every ordered pair i != j. `peer_access[i][j]`: whether GPU i can access GPU j.
+// A pair without peer access is no_peer_access (a fault only where the SKU has NVLink: the
+// caller decides); a measured pair below fail_below is fail, below warn_below warn; an
+// unmeasured pair with access is not_measured. Only pairs that are not ok are returned, in
+// row-major order. fail_below or warn_below of 0 disables that level.
+std::vector<PairJudgement> classify_matrix(const BandwidthMatrix& matrix,
+                                           const std::vector<std::vector<bool>>& peer_access,
+                                           double fail_below, double warn_below);
+
+// --- HBM pattern test ----------------------------------------------------------------------
+// What the pattern kernel reports per chunk of the tested region: the count of bad words and
+// the word indices (from the start of the region) of the first and last of them.
+struct ChunkMismatch {
+  std::uint64_t chunk = 0;       // chunk number
+  std::uint64_t bad_words = 0;   // > 0
+  std::uint64_t first_word = 0;  // region word index of the first bad word in the chunk
+  std::uint64_t last_word = 0;   // ... and of the last
+};
+// Merges the chunks (any order; several patterns may report the same chunk) into byte ranges
+// [first bad word, last bad word + 1) * 4: chunks whose bad words are at most `gap_words`
+// apart are merged. Sorted by address; at most `max_ranges`, with `truncated` set when more
+// would have been reported (the counts of the ranges left out still go into the total).
+struct MergedRanges {
+  std::vector<BadRange> ranges;
+  bool truncated = false;
+  std::uint64_t bad_words = 0;  // all chunks
+};
+MergedRanges merge_bad_chunks(std::vector<ChunkMismatch> chunks, std::uint64_t gap_words,
+                              std::size_t max_ranges = kMaxBadRanges);
+
+// "0x1f4000000-0x1f4000fff" style text of a range, byte offsets in hex, end inclusive.
+std::string describe_range(const BadRange& range);
+
+// Bytes for the pattern test: `fraction` of the free memory, rounded down to `align`, at most
+// `cap` (0: no cap), at least 0.
+std::uint64_t pattern_test_bytes(std::uint64_t free_bytes, double fraction, std::uint64_t cap,
+                                 std::uint64_t align = std::uint64_t{2} << 20);
+
+// The names in docs and findings: "zeros", "ones", "checkerboard", "address",
+// "inverse-address", "random".
+std::string to_string(MemoryPattern pattern);
+
+}  // namespace preflight
