@@ -46,16 +46,19 @@ struct CopyMeasurement {
 
 struct StreamResult {
   // Decimal GB/s (1e9 bytes per second) of this stream, per sample: bytes * copies over the
-  // time from the common start event to this stream's end event.
+  // time from its GPU's start event to this stream's end event. (Events of two devices cannot
+  // be compared, so each GPU of a measurement has its own start event, recorded right after
+  // its latch; one host write releases every latch, so the starts lie microseconds apart.)
   std::vector<double> gbps;
-  bool verified = false;  // the destination was checked after the last copy
+  bool verified = false;        // the destination was checked after the last copy
   std::uint64_t bad_words = 0;  // 32-bit words that differ from the source pattern
   int numa_node = -1;           // where the pinned host buffer was placed (-1: unknown or n/a)
 };
 
 struct MeasurementResult {
   std::vector<StreamResult> streams;  // one per CopyMeasurement::streams, same order
-  // Per sample: all streams' bytes over the time from the common start to the last end.
+  // Per sample: all streams' bytes over the longest stream's time (on one GPU: from the common
+  // start to the last end).
   std::vector<double> total_gbps;
   // A CUDA error ended the measurement: "cudaErrorPeerAccessUnsupported: peer access is not
   // supported between these two devices". Samples taken before it are kept.
@@ -70,12 +73,12 @@ struct PeerAccess {
 
 // The memory pattern test of the hbm check.
 enum class MemoryPattern {
-  zeros,              // 0x00000000
-  ones,               // 0xFFFFFFFF
-  checkerboard,       // 0x55555555, then 0xAAAAAAAA (adjacent bits differ)
-  address,            // each word holds its own word index (address-in-address)
-  inverse_address,    // each word holds the complement of its index
-  random,             // a counter-based hash of the index and a seed
+  zeros,            // 0x00000000
+  ones,             // 0xFFFFFFFF
+  checkerboard,     // 0x55555555, then 0xAAAAAAAA (adjacent bits differ)
+  address,          // each word holds its own word index (address-in-address)
+  inverse_address,  // each word holds the complement of its index
+  random,           // a counter-based hash of the index and a seed
 };
 
 struct PatternJob {

@@ -41,6 +41,16 @@ struct Finding {
 
 using Metrics = std::vector<std::pair<std::string, double>>;
 
+// A square table of figures between entities, e.g. the GB/s of every ordered GPU pair.
+// values[row][col] is the figure from labels[row] to labels[col]; nullopt where it does not
+// apply (the diagonal) or was not measured (JSON null).
+struct Matrix {
+  std::string name;  // "unidirectional_gbps"
+  std::string unit;  // "GB/s"
+  std::vector<std::string> labels;
+  std::vector<std::vector<std::optional<double>>> values;
+};
+
 struct CheckResult {
   std::string name;
   Status status = Status::pass;
@@ -49,6 +59,7 @@ struct CheckResult {
   std::string skip_reason;
   std::vector<Finding> findings;
   Metrics metrics;
+  std::vector<Matrix> matrices;
 
   void add_metric(std::string key, double value) { metrics.emplace_back(std::move(key), value); }
 };

@@ -1,5 +1,8 @@
 // The one place that knows which checks this binary has. Later checks (gemm, pcie, nvlink,
 // hbm, rdma, nccl) register here, in the order they run.
+#include "checks/bandwidth/hbm_check.hpp"
+#include "checks/bandwidth/nvlink_check.hpp"
+#include "checks/bandwidth/pcie_check.hpp"
 #include "checks/gemm/gemm_check.hpp"
 #include "checks/inventory/inventory_check.hpp"
 #include "preflight/check.hpp"
@@ -9,6 +12,9 @@ namespace preflight {
 void register_builtin_checks(CheckRegistry& registry) {
   registry.add(std::make_unique<InventoryCheck>());
   registry.add(std::make_unique<GemmCheck>());
+  registry.add(std::make_unique<PcieCheck>());
+  registry.add(std::make_unique<NvlinkCheck>());
+  registry.add(std::make_unique<HbmCheck>());
 }
 
 }  // namespace preflight

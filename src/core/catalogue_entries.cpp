@@ -210,6 +210,71 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "Matrix products were not run on this GPU, so it is unverified; the message says why.",
        "Act on the message: free the GPU memory held by another process (nvidia-smi lists it), "
        "or fix why CUDA cannot see the GPU (CUDA_VISIBLE_DEVICES, Xid errors); then rerun."},
+      {"PCIE_BANDWIDTH_LOW", Severity::fail,
+       "A GPU's host-to-device, device-to-host or bidirectional copy bandwidth is below the "
+       "failure share of what its PCIe link should carry; the message names the link (e.g. Gen5 "
+       "x16 running Gen4 x16) and the figure.",
+       "Reseat the GPU or its riser, check the slot's BIOS link settings and `lspci -vv` LnkSta "
+       "against LnkCap; a link that trained down needs a reseat or a board/riser replacement. "
+       "Drain until fixed."},
+      {"PCIE_BANDWIDTH_MARGINAL", Severity::warn,
+       "A GPU's host<->device copy bandwidth is below the warning share of what its PCIe link "
+       "should carry.",
+       "Compare `lspci -vv` LnkSta with LnkCap and check the NUMA placement of the job's host "
+       "memory; rerun `preflight run --checks pcie` to confirm."},
+      {"PCIE_SHARED_BANDWIDTH_LOW", Severity::fail,
+       "With every GPU copying at once, this GPU's share is below the failure share of its link: a "
+       "PCIe switch or root port cannot carry all the GPUs behind it.",
+       "Check the PCIe topology (`nvidia-smi topo -m`, `lspci -tv`) for a switch or root port "
+       "shared by too many devices or trained down; fix the cabling or board, or the BIOS "
+       "bifurcation settings."},
+      {"NVLINK_NO_PEER_ACCESS", Severity::fail,
+       "Two GPUs of an NVLink SKU cannot access each other's memory (no peer-to-peer path): "
+       "collectives between them would fall back to slower paths.",
+       "Check `nvidia-smi nvlink -s` and `nvidia-smi topo -m`; the fabric manager must run on "
+       "NVSwitch systems (`systemctl status nvidia-fabricmanager`); reset the GPUs or reboot; RMA "
+       "the baseboard if links stay down."},
+      {"NVLINK_BANDWIDTH_LOW", Severity::fail,
+       "GPU-to-GPU copy bandwidth of a pair is below the failure share of what the SKU's NVLinks "
+       "carry: links are down or degraded.",
+       "Check `nvidia-smi nvlink -s` and `-e` (error counters) for both GPUs; reset the GPUs or "
+       "reboot; RMA the baseboard or GPU if links stay down. Drain until fixed."},
+      {"NVLINK_BANDWIDTH_MARGINAL", Severity::warn,
+       "GPU-to-GPU copy bandwidth of a pair is below the warning share of what the SKU's NVLinks "
+       "carry.",
+       "Check `nvidia-smi nvlink -e` for replay or CRC errors on both GPUs; rerun `preflight run "
+       "--checks nvlink` to confirm."},
+      {"HBM_BANDWIDTH_LOW", Severity::fail,
+       "The GPU's device-local copy bandwidth (memory traffic, read plus write) is below the "
+       "failure share of the SKU's memory bandwidth.",
+       "Check clocks and slowdown reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`): a memory clock "
+       "held low points to thermal or power limits; drain and RMA the GPU if it repeats on an "
+       "idle, cool GPU."},
+      {"HBM_BANDWIDTH_MARGINAL", Severity::warn,
+       "The GPU's device-local copy bandwidth is below the warning share of the SKU's memory "
+       "bandwidth.",
+       "Check clocks and slowdown reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`) and rerun "
+       "`preflight run --checks hbm`."},
+      {"HBM_PATTERN_MISMATCH", Severity::fail,
+       "GPU memory did not hold the words written to it: the pattern test read back bad words; the "
+       "message gives their count and address ranges.",
+       "Drain the node; check ECC counters and row remapping (`nvidia-smi -q -d "
+       "ECC,ROW_REMAPPER`); reset the GPU to let pending remaps apply and rerun `preflight run "
+       "--checks hbm --profile standard`; RMA the GPU if bad words remain."},
+      {"BANDWIDTH_DATA_MISMATCH", Severity::fail,
+       "Bytes that a bandwidth measurement copied arrived changed: the copy path (PCIe, NVLink or "
+       "memory) corrupted data.",
+       "Drain the node; check `dmesg` for Xid and AER errors and `nvidia-smi -q -d ECC`; rerun the "
+       "check to confirm; reseat or RMA the component on the path named in the message."},
+      {"BANDWIDTH_CUDA_ERROR", Severity::fail,
+       "A CUDA call failed while a bandwidth check copied or tested memory on this GPU or pair.",
+       "Check `dmesg` for Xid errors; if the message says out of memory, free the memory another "
+       "process holds; otherwise reset the GPU or reboot and rerun."},
+      {"BANDWIDTH_TIMEOUT", Severity::fail,
+       "Copies or memory tests on this GPU or pair did not complete before the check's deadline: "
+       "the GPU, the link or the driver hung.",
+       "Check `dmesg` for Xid errors and whether nvidia-smi still answers; drain the node and "
+       "reset the GPU or reboot."},
   };
   return entries;
 }

@@ -79,6 +79,18 @@ std::string verdict_to_json_text(const Verdict& v) {
     Json metrics = Json::object();
     for (const auto& [key, value] : c.metrics) metrics[key] = number_or_null(value);
     cj["metrics"] = metrics;
+    Json matrices = Json::array();
+    for (const Matrix& m : c.matrices) {
+      Json rows = Json::array();
+      for (const auto& row : m.values) {
+        Json cells = Json::array();
+        for (const auto& cell : row) cells.push_back(number_or_null(cell));
+        rows.push_back(std::move(cells));
+      }
+      matrices.push_back(
+          {{"name", m.name}, {"unit", m.unit}, {"labels", m.labels}, {"values", rows}});
+    }
+    cj["matrices"] = matrices;
     checks.push_back(std::move(cj));
   }
   j["checks"] = checks;

@@ -57,6 +57,34 @@ void finding_lines(std::ostringstream& os, const std::string& where, const Findi
   if (!f.remediation.empty()) os << "        fix: " << f.remediation << '\n';
 }
 
+// A check's matrices as grids (rows: from, columns: to), "-" where there is no figure.
+void matrix_lines(std::ostringstream& os, const CheckResult& c) {
+  for (const Matrix& m : c.matrices) {
+    bool any = false;
+    for (const auto& row : m.values) {
+      for (const auto& cell : row) any = any || cell.has_value();
+    }
+    if (!any) continue;
+    os << '\n' << c.name << ' ' << m.name << " (" << m.unit << "), row to column:\n";
+    os << padded("", 8);
+    for (const auto& label : m.labels) os << padded(label, 9);
+    os << '\n';
+    for (std::size_t i = 0; i < m.values.size(); ++i) {
+      os << padded(i < m.labels.size() ? m.labels[i] : "", 8);
+      for (const auto& cell : m.values[i]) {
+        char buf[32];
+        if (cell) {
+          std::snprintf(buf, sizeof buf, "%.1f", *cell);
+        } else {
+          std::snprintf(buf, sizeof buf, "-");
+        }
+        os << padded(buf, 9);
+      }
+      os << '\n';
+    }
+  }
+}
+
 }  // namespace
 
 std::string verdict_to_text(const Verdict& v, const TextStyle& style) {
@@ -77,6 +105,8 @@ std::string verdict_to_text(const Verdict& v, const TextStyle& style) {
     os << padded(c.name, 12) << status_cell(c.status, style, 8) << padded(seconds(c.duration_s), 8)
        << summary << '\n';
   }
+
+  for (const auto& c : v.checks) matrix_lines(os, c);
 
   bool header = false;
   const auto heading = [&] {

@@ -1,6 +1,7 @@
 // The real GPU backend: NVML (loaded with dlopen) for identity, health readings and telemetry,
 // the CUDA runtime (linked statically) for the device list as CUDA numbers it and for the
-// probe, and cuBLAS for the gemm check's products (gemm_engine.cpp).
+// probe, cuBLAS for the gemm check's products (gemm_engine.cpp), and the copies and memory
+// pattern test of the bandwidth checks (bandwidth_engine.cpp).
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/bandwidth_engine.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/gemm_engine.hpp"
 #include "gpu/nccl_version.hpp"
@@ -152,6 +154,7 @@ class CudaNvmlBackend final : public GpuBackend {
   void probe(GpuReading& gpu, SteadyClock::time_point deadline) override;
   std::optional<GpuTelemetry> telemetry(const GpuReading& gpu) override;
   GemmEngine* gemm_engine() override { return &gemm_engine_; }
+  BandwidthEngine* bandwidth_engine() override { return &bandwidth_engine_; }
 
  private:
   // Loaded once and kept: NVML device handles stay valid only while it is initialized. Once,
@@ -165,7 +168,8 @@ class CudaNvmlBackend final : public GpuBackend {
 
   std::once_flag nvml_once_;
   std::unique_ptr<NvmlLibrary> nvml_;
-  CudaGemmEngine gemm_engine_;  // stateless: shared by the check's per-GPU threads
+  CudaGemmEngine gemm_engine_;            // stateless: shared by the check's per-GPU threads
+  CudaBandwidthEngine bandwidth_engine_;  // stateless too
 };
 
 NodeReading CudaNvmlBackend::discover() {

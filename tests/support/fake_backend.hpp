@@ -72,8 +72,9 @@ class FakeBackend final : public GpuBackend {
   // discover() blocks forever, like a driver that does not answer.
   bool hang_discovery = false;
   std::atomic<int> probes{0};
-  int hang_probe_gpu = -1;     // probe() of this GPU index blocks until release_probes()
-  GemmEngine* gemm = nullptr;  // gemm_engine(); null: none, the check skips
+  int hang_probe_gpu = -1;               // probe() of this GPU index blocks until release_probes()
+  BandwidthEngine* bandwidth = nullptr;  // bandwidth_engine(); null: the checks skip
+  GemmEngine* gemm = nullptr;            // gemm_engine(); null: none, the check skips
   std::optional<GpuTelemetry> telemetry_sample;  // what telemetry() returns for every GPU
   std::atomic<int> telemetry_calls{0};
 
@@ -112,6 +113,7 @@ class FakeBackend final : public GpuBackend {
     return telemetry_sample;
   }
   GemmEngine* gemm_engine() override { return gemm; }
+  BandwidthEngine* bandwidth_engine() override { return bandwidth; }
   void release_probes() {
     {
       std::lock_guard<std::mutex> lock(probe_gate_->mutex);

@@ -340,7 +340,11 @@ const json& verdict_shape() {
                                {"summary", "string"},
                                {"skip_reason", "string"},
                                {"findings", json::array({finding})},
-                               {"metrics", "numbers"}}})}};
+                               {"metrics", "numbers"},
+                               {"matrices", json::array({{{"name", "string"},
+                                                          {"unit", "string"},
+                                                          {"labels", json::array({"string"})},
+                                                          {"values", "matrix"}}})}}})}};
   return shape;
 }
 
@@ -354,6 +358,16 @@ bool has_type(const json& value, const std::string& type) {
     if (!value.is_object()) return false;
     for (const auto& item : value) {
       if (!item.is_number() && !item.is_null()) return false;
+    }
+    return true;
+  }
+  if (type == "matrix") {  // an array of rows, each an array of numbers or nulls
+    if (!value.is_array()) return false;
+    for (const auto& row : value) {
+      if (!row.is_array()) return false;
+      for (const auto& cell : row) {
+        if (!cell.is_number() && !cell.is_null()) return false;
+      }
     }
     return true;
   }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "preflight/catalogue.hpp"
@@ -82,6 +83,29 @@ TEST_CASE("json: the verdict has every documented key with the documented type")
   CHECK(check["metrics"]["gpu_count"] == 1);
   CHECK(check["metrics"]["gpu0.temperature_c"].is_number());
   CHECK(check["metrics"]["broken"].is_null());  // never NaN, never a string
+  CHECK(check["matrices"] == Json::array());
+}
+
+TEST_CASE("json: a matrix has numbers, and null on the diagonal and where not measured") {
+  Verdict v = sample();
+  Matrix m;
+  m.name = "unidirectional_gbps";
+  m.unit = "GB/s";
+  m.labels = {"gpu0", "gpu1", "gpu2"};
+  m.values = {{std::nullopt, 371.5, 370.0},
+              {368.25, std::nullopt, std::nullopt},
+              {369.0, std::numeric_limits<double>::quiet_NaN(), std::nullopt}};
+  v.checks[0].matrices.push_back(m);
+  const auto j = Json::parse(verdict_to_json_text(v));
+  const Json& out = j["checks"][0]["matrices"][0];
+  CHECK(out["name"] == "unidirectional_gbps");
+  CHECK(out["unit"] == "GB/s");
+  CHECK(out["labels"] == Json({"gpu0", "gpu1", "gpu2"}));
+  CHECK(out["values"][0][0].is_null());
+  CHECK(out["values"][0][1] == 371.5);  // a JSON number, never a string
+  CHECK(out["values"][1][0] == 368.25);
+  CHECK(out["values"][1][2].is_null());
+  CHECK(out["values"][2][1].is_null());  // not finite
 }
 
 TEST_CASE("json: top-level keys come in the documented order") {
@@ -112,4 +136,23 @@ TEST_CASE(
   CHECK(text.find('\033') == std::string::npos);
   const std::string coloured = verdict_to_text(sample(), TextStyle{true});
   CHECK(coloured.find('\033') != std::string::npos);
+}
+
+TEST_CASE("text: a check's matrix is printed as a grid, '-' where there is no figure") {
+  Verdict v = sample();
+  Matrix m;
+  m.name = "unidirectional_gbps";
+  m.unit = "GB/s";
+  m.labels = {"gpu0", "gpu1"};
+  m.values = {{std::nullopt, 371.46}, {368.0, std::nullopt}};
+  v.checks[0].matrices.push_back(m);
+  Matrix empty = m;
+  empty.name = "never_measured";
+  empty.values = {{std::nullopt, std::nullopt}, {std::nullopt, std::nullopt}};
+  v.checks[0].matrices.push_back(empty);
+  const std::string text = verdict_to_text(v, TextStyle{});
+  CHECK_THAT(text, Catch::Contains("inventory unidirectional_gbps (GB/s), row to column:"));
+  CHECK_THAT(text, Catch::Contains("gpu0    -        371.5"));
+  CHECK_THAT(text, Catch::Contains("gpu1    368.0    -"));
+  CHECK(text.find("never_measured") == std::string::npos);
 }

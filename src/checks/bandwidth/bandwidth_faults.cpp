@@ -1,1 +1,143 @@
-// placeholder: being written
+// The bandwidth checks' fault kinds, measurement shapes and shared failure findings
+// (bandwidth_common.hpp).
+#include <cstdio>
+
+#include "checks/bandwidth/bandwidth_common.hpp"
+#include "preflight/catalogue.hpp"
+
+namespace preflight {
+
+namespace {
+
+FaultKindSpec slow_kind(std::string kind, TargetType target, std::string description,
+                        std::vector<std::string> codes) {
+  FaultKindSpec k;
+  k.kind = std::move(kind);
+  k.targets = {target};
+  k.value = FaultValue::number;
+  k.min_value = 0.05;
+  k.max_value = 0.99;
+  k.description = std::move(description);
+  k.codes = std::move(codes);
+  return k;
+}
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+}  // namespace
+
+std::vector<FaultKindSpec> pcie_fault_kinds() {
+  return {
+      slow_kind("pcie-slow", TargetType::gpu,
+                "the GPU's host<->device copies deliver FACTOR of their bandwidth (the copy "
+                "stream is held idle between copies), e.g. 0.5",
+                {"PCIE_BANDWIDTH_LOW", "PCIE_BANDWIDTH_MARGINAL", "PCIE_SHARED_BANDWIDTH_LOW"})};
+}
+
+std::vector<FaultKindSpec> nvlink_fault_kinds() {
+  return {slow_kind("nvlink-slow", TargetType::pair,
+                    "copies between the two GPUs, both directions, deliver FACTOR of their "
+                    "bandwidth, e.g. 0.5",
+                    {"NVLINK_BANDWIDTH_LOW", "NVLINK_BANDWIDTH_MARGINAL"})};
+}
+
+std::vector<FaultKindSpec> hbm_fault_kinds() {
+  FaultKindSpec k;
+  k.kind = "hbm-corrupt";
+  k.targets = {TargetType::gpu};
+  k.value = FaultValue::none;
+  k.description =
+      "one word of GPU memory is changed between the pattern test's write and its verification";
+  k.codes = {"HBM_PATTERN_MISMATCH"};
+  return {k};
+}
+
+double pcie_slow_factor(const FaultPlan& faults, int gpu_index) {
+  const InjectedFault* f = faults.for_gpu("pcie-slow", gpu_index);
+  return f != nullptr && f->number ? *f->number : 1.0;
+}
+
+double nvlink_slow_factor(const FaultPlan& faults, int gpu_a, int gpu_b) {
+  double factor = 1.0;
+  for (const InjectedFault* f : faults.of_kind("nvlink-slow")) {
+    const auto& t = f->target;
+    const bool match =
+        (t.index == gpu_a && t.index2 == gpu_b) || (t.index == gpu_b && t.index2 == gpu_a);
+    if (match && f->number) factor = *f->number;
+  }
+  return factor;
+}
+
+MeasurementShape pcie_shape(Profile profile) {
+  switch (profile) {
+    case Profile::quick:
+      return {64 * kMiB, 4, 3};
+    case Profile::standard:
+      return {256 * kMiB, 4, 5};
+    case Profile::burnin:
+      return {256 * kMiB, 8, 10};
+  }
+  return {64 * kMiB, 4, 3};
+}
+
+MeasurementShape nvlink_shape(Profile profile) {
+  return pcie_shape(profile);
+}
+
+MeasurementShape hbm_copy_shape(Profile profile) {
+  switch (profile) {
+    case Profile::quick:
+      return {512 * kMiB, 8, 3};
+    case Profile::standard:
+      return {1024 * kMiB, 8, 5};
+    case Profile::burnin:
+      return {1024 * kMiB, 16, 10};
+  }
+  return {512 * kMiB, 8, 3};
+}
+
+std::string gpu_entity(int gpu_index) {
+  return "gpu" + std::to_string(gpu_index);
+}
+
+std::string pair_entity(int gpu_a, int gpu_b) {
+  return gpu_a < gpu_b ? gpu_entity(gpu_a) + "-" + gpu_entity(gpu_b)
+                       : gpu_entity(gpu_b) + "-" + gpu_entity(gpu_a);
+}
+
+std::string format_gbps(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB/s", value);
+  return text;
+}
+
+bool judge_measurement_failure(const std::optional<MeasurementResult>& result,
+                               const std::string& entity, const std::string& what,
+                               std::vector<Finding>& findings) {
+  if (!result) {
+    findings.push_back(make_finding(
+        "BANDWIDTH_TIMEOUT", entity,
+        what + ": the driver did not return before the deadline (allocation or a copy hung)"));
+    return true;
+  }
+  if (result->timed_out) {
+    findings.push_back(make_finding("BANDWIDTH_TIMEOUT", entity,
+                                    what + ": queued copies did not complete before the deadline"));
+    return true;
+  }
+  if (!result->error.empty()) {
+    findings.push_back(make_finding("BANDWIDTH_CUDA_ERROR", entity, what + ": " + result->error));
+  }
+  std::uint64_t bad = 0;
+  for (const auto& s : result->streams) bad += s.bad_words;
+  if (bad > 0) {
+    findings.push_back(
+        make_finding("BANDWIDTH_DATA_MISMATCH", entity,
+                     what + ": " + std::to_string(bad) +
+                         " 32-bit words arrived changed after the copies (verified on arrival)")
+            .measured(static_cast<double>(bad), "words"));
+  }
+  return false;
+}
+
+}  // namespace preflight

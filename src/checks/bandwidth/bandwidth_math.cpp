@@ -1,1 +1,214 @@
-// placeholder: being written
+// Host-side arithmetic of the bandwidth checks (bandwidth_math.hpp). Everything here is pure so
+// that the checks' judgements can be tested with made-up measurements, without a GPU.
+#include "checks/bandwidth/bandwidth_math.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+namespace preflight {
+namespace {
+
+// Bytes per 32-bit word: the pattern test reports word indices, ranges are in bytes.
+constexpr std::uint64_t kWordBytes = 4;
+
+// Lane rate from the transfer rate (GT/s) and the line code: each transfer carries one bit per
+// lane, of which payload/total are data; 8 bits a byte.
+constexpr double lane_gbps(double gigatransfers, double payload, double total) {
+  return gigatransfers * payload / total / 8.0;
+}
+
+}  // namespace
+
+double gbps(std::uint64_t bytes, double ms) {
+  // !(ms > 0) also turns a NaN time into 0 rather than a NaN rate.
+  if (!(ms > 0.0)) return 0.0;
+  return static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+}
+
+BandwidthStats bandwidth_stats(std::vector<double> samples) {
+  return summarize(std::move(samples));
+}
+
+double pcie_lane_gbps(int generation) {
+  switch (generation) {
+    case 1:
+      return lane_gbps(2.5, 8, 10);
+    case 2:
+      return lane_gbps(5.0, 8, 10);
+    case 3:
+      return lane_gbps(8.0, 128, 130);
+    case 4:
+      return lane_gbps(16.0, 128, 130);
+    case 5:
+      return lane_gbps(32.0, 128, 130);
+    case 6:
+      // PAM4 at 32 GBaud carries 64 Gb/s a lane with no line code; the 256-byte FLIT spends 14
+      // bytes on CRC and FEC, leaving 242 bytes of payload.
+      return lane_gbps(64.0, 242, 256);
+    default:
+      return 0.0;
+  }
+}
+
+double pcie_link_gbps(int generation, int width) {
+  if (width <= 0) return 0.0;
+  return pcie_lane_gbps(generation) * width;
+}
+
+std::string pcie_link_name(int generation, int width) {
+  const std::string gen = generation > 0 ? std::to_string(generation) : "?";
+  const std::string lanes = width > 0 ? std::to_string(width) : "?";
+  return "Gen" + gen + " x" + lanes;
+}
+
+PcieExpectation pcie_expectation(int sku_generation, int sku_width, int max_generation,
+                                 int max_width, int current_generation, int current_width,
+                                 double fail_fraction, double warn_fraction) {
+  PcieExpectation e;
+  // The SKU says what the board should train to; a device's own maximum is the fallback for an
+  // unknown model (it still catches a Gen5 card at Gen3, or an x16 card at x8).
+  e.expected_generation = sku_generation > 0 ? sku_generation : std::max(max_generation, 0);
+  e.expected_width = sku_width > 0 ? sku_width : std::max(max_width, 0);
+  e.current_generation = std::max(current_generation, 0);
+  e.current_width = std::max(current_width, 0);
+  e.expected_link_gbps = pcie_link_gbps(e.expected_generation, e.expected_width);
+  e.fail_below_gbps = e.expected_link_gbps * fail_fraction;
+  e.warn_below_gbps = e.expected_link_gbps * warn_fraction;
+
+  // An unread value (0) is not evidence of a slow link, so only known values are compared.
+  const bool slow_generation = e.current_generation > 0 && e.expected_generation > 0 &&
+                               e.current_generation < e.expected_generation;
+  const bool narrow =
+      e.current_width > 0 && e.expected_width > 0 && e.current_width < e.expected_width;
+  if (slow_generation || narrow) {
+    e.degraded = pcie_link_name(e.expected_generation, e.expected_width) + " running " +
+                 pcie_link_name(e.current_generation, e.current_width);
+  }
+  return e;
+}
+
+std::vector<PairJudgement> classify_matrix(const BandwidthMatrix& matrix,
+                                           const std::vector<std::vector<bool>>& peer_access,
+                                           double fail_below, double warn_below) {
+  std::vector<PairJudgement> out;
+  const std::size_t n = matrix.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      PairJudgement judgement;
+      judgement.from = static_cast<int>(i);
+      judgement.to = static_cast<int>(j);
+      // A pair the caller did not describe has no known access: reported rather than assumed.
+      const bool access = i < peer_access.size() && j < peer_access[i].size() && peer_access[i][j];
+      const std::optional<double> cell = j < matrix[i].size() ? matrix[i][j] : std::nullopt;
+      if (!access) {
+        judgement.kind = PairClass::no_peer_access;
+        if (cell) judgement.value = *cell;
+      } else if (!cell) {
+        judgement.kind = PairClass::not_measured;
+      } else {
+        judgement.value = *cell;
+        if (fail_below > 0.0 && *cell < fail_below) {
+          judgement.kind = PairClass::fail;
+          judgement.limit = fail_below;
+        } else if (warn_below > 0.0 && *cell < warn_below) {
+          judgement.kind = PairClass::warn;
+          judgement.limit = warn_below;
+        } else {
+          continue;  // ok
+        }
+      }
+      out.push_back(judgement);
+    }
+  }
+  return out;
+}
+
+MergedRanges merge_bad_chunks(std::vector<ChunkMismatch> chunks, std::uint64_t gap_words,
+                              std::size_t max_ranges) {
+  MergedRanges merged;
+  std::sort(chunks.begin(), chunks.end(), [](const ChunkMismatch& a, const ChunkMismatch& b) {
+    return a.first_word < b.first_word;
+  });
+
+  // Ranges are built in word indices and converted to bytes once closed.
+  bool open = false;
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::uint64_t words = 0;
+  auto close = [&] {
+    if (!open) return;
+    if (merged.ranges.size() < max_ranges) {
+      merged.ranges.push_back(BadRange{first * kWordBytes, (last + 1) * kWordBytes, words});
+    } else {
+      merged.truncated = true;
+    }
+    open = false;
+  };
+
+  for (const ChunkMismatch& chunk : chunks) {
+    merged.bad_words += chunk.bad_words;
+    // A chunk reported with its indices swapped still covers both words.
+    const std::uint64_t chunk_first = std::min(chunk.first_word, chunk.last_word);
+    const std::uint64_t chunk_last = std::max(chunk.first_word, chunk.last_word);
+    // Written as a subtraction so that last + 1 + gap cannot overflow near 2^64.
+    const bool joins = open && (chunk_first <= last || chunk_first - last - 1 <= gap_words);
+    if (joins) {
+      last = std::max(last, chunk_last);
+      words += chunk.bad_words;
+      continue;
+    }
+    close();
+    open = true;
+    first = chunk_first;
+    last = chunk_last;
+    words = chunk.bad_words;
+  }
+  close();
+  return merged;
+}
+
+std::string describe_range(const BadRange& range) {
+  // An empty range (end <= begin) names its start word alone instead of wrapping below zero.
+  const std::uint64_t last = range.end > range.begin ? range.end - 1 : range.begin;
+  char text[64];
+  std::snprintf(text, sizeof text, "0x%" PRIx64 "-0x%" PRIx64, range.begin, last);
+  return text;
+}
+
+std::uint64_t pattern_test_bytes(std::uint64_t free_bytes, double fraction, std::uint64_t cap,
+                                 std::uint64_t align) {
+  // !(fraction > 0) also catches NaN; more than all free memory cannot be allocated anyway.
+  if (!(fraction > 0.0)) return 0;
+  fraction = std::min(fraction, 1.0);
+  const double share = std::floor(static_cast<double>(free_bytes) * fraction);
+  // The double of a value near 2^64 can round above free_bytes; never ask for more than free.
+  std::uint64_t bytes =
+      share >= static_cast<double>(free_bytes) ? free_bytes : static_cast<std::uint64_t>(share);
+  if (align > 0) bytes -= bytes % align;
+  if (cap > 0) bytes = std::min(bytes, cap);
+  return bytes;
+}
+
+std::string to_string(MemoryPattern pattern) {
+  switch (pattern) {
+    case MemoryPattern::zeros:
+      return "zeros";
+    case MemoryPattern::ones:
+      return "ones";
+    case MemoryPattern::checkerboard:
+      return "checkerboard";
+    case MemoryPattern::address:
+      return "address";
+    case MemoryPattern::inverse_address:
+      return "inverse-address";
+    case MemoryPattern::random:
+      return "random";
+  }
+  return "unknown";
+}
+
+}  // namespace preflight

@@ -10,19 +10,15 @@
 #include <vector>
 
 #include "preflight/bandwidth_engine.hpp"
+#include "preflight/stats.hpp"
 
 namespace preflight {
 
 // Decimal GB/s (1e9 bytes/s) of `bytes` moved in `ms` milliseconds; 0 when ms <= 0.
 double gbps(std::uint64_t bytes, double ms);
 
-struct BandwidthStats {
-  std::size_t count = 0;
-  double median = 0.0;  // the mean of the two middle values for an even count
-  double min = 0.0;
-  double max = 0.0;
-};
-BandwidthStats bandwidth_stats(std::vector<double> samples);  // all zero when empty
+using BandwidthStats = SampleStats;
+BandwidthStats bandwidth_stats(std::vector<double> samples);
 
 // --- PCIe -----------------------------------------------------------------------------------
 // Raw data rate of one lane in one direction after line encoding, decimal GB/s:
@@ -32,12 +28,13 @@ BandwidthStats bandwidth_stats(std::vector<double> samples);  // all zero when e
 double pcie_lane_gbps(int generation);
 // One direction of a link: lane rate times width. 0 when either is unknown (<= 0).
 double pcie_link_gbps(int generation, int width);
-// "Gen5 x16"; "Gen? x16" for an unknown generation.
+// "Gen5 x16"; "Gen? x16" for an unknown generation, "Gen5 x?" for an unknown width (<= 0).
 std::string pcie_link_name(int generation, int width);
 
 // What a GPU's PCIe bandwidth is held to. The link the GPU should have comes from the SKU table
 // (inventory.expected_pcie_gen / _width; 0: unknown), else from what the device reports as its
-// maximum; the link it has is the current one read at load.
+// maximum (max_generation / max_width; 0: not read); the link it has is the current one read
+// at load.
 struct PcieExpectation {
   int expected_generation = 0;
   int expected_width = 0;
@@ -46,7 +43,8 @@ struct PcieExpectation {
   double expected_link_gbps = 0.0;  // one direction, of the expected link
   double fail_below_gbps = 0.0;     // expected_link_gbps * fail fraction
   double warn_below_gbps = 0.0;     // expected_link_gbps * warn fraction
-  // "Gen5 x16 running Gen4 x16" when the current link is below the expected one, else "".
+  // "Gen5 x16 running Gen4 x16" when the current generation or width is known (> 0) and below
+  // the expected one, else "". An unread current value is never called degraded.
   std::string degraded;
 };
 PcieExpectation pcie_expectation(int sku_generation, int sku_width, int max_generation,
@@ -63,14 +61,16 @@ struct PairJudgement {
   int from = 0;  // matrix row (GPU position, not NVML index)
   int to = 0;
   PairClass kind = PairClass::ok;
-  double value = 0.0;   // GB/s, when measured
-  double limit = 0.0;   // the threshold it crossed (fail or warn)
+  double value = 0.0;  // GB/s, when measured
+  double limit = 0.0;  // the threshold it crossed (fail or warn)
 };
 // Classifies every ordered pair i != j. `peer_access[i][j]`: whether GPU i can access GPU j.
 // A pair without peer access is no_peer_access (a fault only where the SKU has NVLink: the
-// caller decides); a measured pair below fail_below is fail, below warn_below warn; an
-// unmeasured pair with access is not_measured. Only pairs that are not ok are returned, in
-// row-major order. fail_below or warn_below of 0 disables that level.
+// caller decides; `value` is kept if the pair was measured anyway); a measured pair below
+// fail_below is fail, below warn_below warn; an unmeasured pair with access is not_measured.
+// N is matrix.size(); a cell missing from a short row is not measured, and a pair missing from
+// `peer_access` counts as no access. Only pairs that are not ok are returned, in row-major
+// order. fail_below or warn_below of 0 (or less) disables that level.
 std::vector<PairJudgement> classify_matrix(const BandwidthMatrix& matrix,
                                            const std::vector<std::vector<bool>>& peer_access,
                                            double fail_below, double warn_below);
@@ -85,9 +85,12 @@ struct ChunkMismatch {
   std::uint64_t last_word = 0;   // ... and of the last
 };
 // Merges the chunks (any order; several patterns may report the same chunk) into byte ranges
-// [first bad word, last bad word + 1) * 4: chunks whose bad words are at most `gap_words`
-// apart are merged. Sorted by address; at most `max_ranges`, with `truncated` set when more
-// would have been reported (the counts of the ranges left out still go into the total).
+// [first bad word, last bad word + 1) * 4. Taken by first_word, a chunk joins the range before
+// it when at most `gap_words` good words separate them (first_word <= range's last word + 1 +
+// gap_words; overlapping and adjacent chunks always join); the range's bad_words is the sum of
+// its chunks' counts (a word bad under two patterns counts twice, as in PatternResult). Sorted
+// by address; only the `max_ranges` lowest are kept, with `truncated` set when more would have
+// been reported (the counts of the ranges left out still go into the total).
 struct MergedRanges {
   std::vector<BadRange> ranges;
   bool truncated = false;
@@ -96,11 +99,13 @@ struct MergedRanges {
 MergedRanges merge_bad_chunks(std::vector<ChunkMismatch> chunks, std::uint64_t gap_words,
                               std::size_t max_ranges = kMaxBadRanges);
 
-// "0x1f4000000-0x1f4000fff" style text of a range, byte offsets in hex, end inclusive.
+// "0x1f4000000-0x1f4000fff" style text of a range, byte offsets in hex, end inclusive (end - 1);
+// an empty range (end <= begin) prints its begin twice.
 std::string describe_range(const BadRange& range);
 
-// Bytes for the pattern test: `fraction` of the free memory, rounded down to `align`, at most
-// `cap` (0: no cap), at least 0.
+// Bytes for the pattern test: floor(free_bytes * fraction) (fraction clamped to 0..1, NaN: 0),
+// rounded down to `align` (0: not rounded), then at most `cap` (0: no cap; taken as given, so
+// pass an aligned cap).
 std::uint64_t pattern_test_bytes(std::uint64_t free_bytes, double fraction, std::uint64_t cap,
                                  std::uint64_t align = std::uint64_t{2} << 20);
 

@@ -1,1 +1,203 @@
-// placeholder: being written
+#include "checks/bandwidth/hbm_check.hpp"
+
+#include <algorithm>
+
+#include "checks/bandwidth/bandwidth_common.hpp"
+#include "preflight/catalogue.hpp"
+
+namespace preflight {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kCopyBudget = 15s;
+// Left out of the GPU's memory before the pattern test's share is taken: this process's CUDA
+// context and the copy buffers.
+constexpr std::uint64_t kContextReserve = std::uint64_t{3} << 29;  // 1.5 GiB
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+constexpr std::size_t kRangesInMessage = 4;
+
+std::vector<MemoryPattern> patterns_for(Profile profile) {
+  if (profile == Profile::quick) {
+    return {MemoryPattern::address, MemoryPattern::inverse_address, MemoryPattern::random};
+  }
+  return {MemoryPattern::zeros,           MemoryPattern::ones,
+          MemoryPattern::checkerboard,    MemoryPattern::address,
+          MemoryPattern::inverse_address, MemoryPattern::random};
+}
+
+std::uint64_t pattern_bytes(Profile profile, const GpuReading& g, const Thresholds& t) {
+  const std::uint64_t total = g.memory_total_bytes;
+  const std::uint64_t usable = total > kContextReserve ? total - kContextReserve : 0;
+  if (profile == Profile::quick) {
+    return pattern_test_bytes(usable, 0.5,
+                              static_cast<std::uint64_t>(t.get("hbm.quick_test_mib")) * kMiB);
+  }
+  return pattern_test_bytes(usable, t.get("hbm.test_fraction"), 0);
+}
+
+void judge_copy(CheckContext& ctx, BandwidthEngine& engine, const GpuReading& g,
+                SteadyClock::time_point deadline, CheckResult& result, bool& hung) {
+  const std::string entity = gpu_entity(g.index);
+  const MeasurementShape shape = hbm_copy_shape(ctx.profile);
+  CopyMeasurement m;
+  CopyStream s;
+  s.direction = CopyDirection::device_to_device;
+  s.cuda_ordinal = g.cuda_ordinal;
+  m.streams = {s};
+  m.bytes = shape.bytes;
+  m.copies_per_sample = shape.copies_per_sample;
+  m.samples = shape.samples;
+  m.deadline = deadline;
+  m.cancel = ctx.cancel;
+  const auto r =
+      call_bounded<MeasurementResult>(ctx, deadline, [&engine, m] { return engine.measure(m); });
+  hung = judge_measurement_failure(r, entity, "device-local copies", result.findings);
+  if (hung) return;
+  const BandwidthStats stats = bandwidth_stats(r->total_gbps);
+  if (stats.count == 0) return;
+  // A copy reads and writes every byte: memory traffic is twice the bytes copied, which is what
+  // the datasheet's memory bandwidth counts.
+  const double traffic = 2.0 * stats.median;
+  result.add_metric(entity + ".hbm_copy_gbps", stats.median);
+  result.add_metric(entity + ".hbm_traffic_gbps", traffic);
+  const Thresholds& t = *ctx.thresholds;
+  const double peak = t.get("hbm.peak_gbps");
+  if (peak <= 0) return;
+  const double fail = peak * t.get("hbm.fail_fraction");
+  const double warn = peak * t.get("hbm.warn_fraction");
+  const std::string text = "device-local copy " + format_gbps(stats.median) + " (memory traffic " +
+                           format_gbps(traffic) + ", median of " + std::to_string(stats.count) +
+                           "), SKU memory bandwidth " + format_gbps(peak);
+  if (traffic < fail) {
+    result.findings.push_back(
+        make_finding("HBM_BANDWIDTH_LOW", entity, text).measured(traffic, "GB/s", fail));
+  } else if (traffic < warn) {
+    result.findings.push_back(
+        make_finding("HBM_BANDWIDTH_MARGINAL", entity, text).measured(traffic, "GB/s", warn));
+  }
+}
+
+void judge_patterns(CheckContext& ctx, BandwidthEngine& engine, const GpuReading& g,
+                    SteadyClock::time_point end, CheckResult& result) {
+  const std::string entity = gpu_entity(g.index);
+  PatternJob job;
+  job.cuda_ordinal = g.cuda_ordinal;
+  job.bytes = pattern_bytes(ctx.profile, g, *ctx.thresholds);
+  job.patterns = patterns_for(ctx.profile);
+  job.cancel = ctx.cancel;
+  job.inject_corrupt = ctx.faults->for_gpu("hbm-corrupt", g.index) != nullptr;
+  if (job.bytes == 0) return;
+
+  // Burn-in repeats the patterns with a new seed for random while time is left; the other
+  // profiles run them once.
+  std::uint64_t bad_words = 0;
+  std::uint64_t tested = 0;
+  std::vector<BadRange> ranges;
+  bool truncated = false;
+  double seconds = 0.0;
+  int passes = 0;
+  for (;;) {
+    job.seed = 0xB0BA + static_cast<std::uint64_t>(passes);
+    job.deadline = end;
+    const auto r =
+        call_bounded<PatternResult>(ctx, end, [&engine, job] { return engine.pattern_test(job); });
+    if (!r || r->timed_out) {
+      result.findings.push_back(make_finding(
+          "BANDWIDTH_TIMEOUT", entity, "memory pattern test did not complete before the deadline"));
+      break;
+    }
+    if (!r->error.empty()) {
+      result.findings.push_back(
+          make_finding("BANDWIDTH_CUDA_ERROR", entity, "memory pattern test: " + r->error));
+    }
+    ++passes;
+    bad_words += r->bad_words;
+    tested += r->bytes_tested * r->patterns_run.size();
+    seconds += r->seconds;
+    truncated = truncated || r->ranges_truncated;
+    for (const auto& range : r->ranges) {
+      if (ranges.size() < kMaxBadRanges) ranges.push_back(range);
+    }
+    job.inject_corrupt = false;  // one injected word per run
+    const double last = r->seconds;
+    const double left = std::chrono::duration<double>(end - SteadyClock::now()).count();
+    if (ctx.profile != Profile::burnin || !r->error.empty() || ctx.cancelled() ||
+        left < 2 * last + 1.0) {
+      break;
+    }
+  }
+  result.add_metric(entity + ".pattern_bytes", static_cast<double>(job.bytes));
+  result.add_metric(entity + ".pattern_passes", passes);
+  result.add_metric(entity + ".pattern_bad_words", static_cast<double>(bad_words));
+  if (seconds > 0) result.add_metric(entity + ".pattern_gbps", tested / seconds / 1e9);
+  if (bad_words == 0) return;
+  std::string where;
+  for (std::size_t i = 0; i < ranges.size() && i < kRangesInMessage; ++i) {
+    where += (where.empty() ? "" : ", ") + describe_range(ranges[i]) + " (" +
+             std::to_string(ranges[i].bad_words) + ")";
+  }
+  if (ranges.size() > kRangesInMessage || truncated) where += ", ...";
+  result.findings.push_back(make_finding("HBM_PATTERN_MISMATCH", entity,
+                                         std::to_string(bad_words) + " bad 32-bit words in " +
+                                             std::to_string(ranges.size()) +
+                                             (truncated ? "+" : "") + " address ranges of the " +
+                                             std::to_string(job.bytes / kMiB) +
+                                             " MiB tested (offsets in the test buffer): " + where)
+                                .measured(static_cast<double>(bad_words), "words"));
+}
+
+}  // namespace
+
+HbmCheck::HbmCheck() {
+  info_.name = "hbm";
+  info_.description =
+      "GPU memory: device-local copy bandwidth against the SKU, and a pattern test (address-in-"
+      "address and others) over a slice (quick) or most of the free memory, with bad ranges";
+  info_.needs_gpu = true;
+  info_.budget = {std::chrono::seconds(20), std::chrono::seconds(90), std::chrono::seconds(600)};
+  info_.fault_kinds = hbm_fault_kinds();
+}
+
+std::optional<std::string> HbmCheck::skip_reason(const CheckContext& ctx) const {
+  if (ctx.gpu == nullptr || ctx.gpu->bandwidth_engine() == nullptr) {
+    return std::string("this binary has no copy engine (built without CUDA)");
+  }
+  return std::nullopt;
+}
+
+CheckResult HbmCheck::run(CheckContext& ctx) {
+  CheckResult result;
+  result.name = info_.name;
+  BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
+  const auto end = ctx.deadline - 1s;
+  std::vector<const GpuReading*> gpus;
+  for (const auto& g : ctx.node->gpus) {
+    if (g.cuda_ordinal >= 0) gpus.push_back(&g);
+  }
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (ctx.cancelled() || SteadyClock::now() >= end) break;
+    const GpuReading& g = *gpus[i];
+    bool hung = false;
+    judge_copy(ctx, engine, g, std::min(end, SteadyClock::now() + kCopyBudget), result, hung);
+    if (hung) continue;
+    // The GPUs left share what remains of the check's time.
+    const auto share = (end - SteadyClock::now()) / static_cast<int>(gpus.size() - i);
+    judge_patterns(ctx, engine, g, SteadyClock::now() + share, result);
+    ++done;
+  }
+  result.summary = std::to_string(done) + " of " + std::to_string(gpus.size()) + " GPUs tested";
+  for (const auto& [key, value] : result.metrics) {
+    if (key.find(".hbm_traffic_gbps") != std::string::npos) {
+      result.summary +=
+          ", " + key.substr(0, key.find('.')) + " memory traffic " + format_gbps(value);
+      break;
+    }
+  }
+  result.status = status_from_findings(result.findings);
+  return result;
+}
+
+}  // namespace preflight

@@ -1,1 +1,254 @@
-// placeholder: being written
+#include "checks/bandwidth/nvlink_check.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "checks/bandwidth/bandwidth_common.hpp"
+#include "preflight/catalogue.hpp"
+
+namespace preflight {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kMeasurementBudget = 10s;
+
+std::vector<const GpuReading*> cuda_gpus(const NodeReading& node) {
+  std::vector<const GpuReading*> out;
+  for (const auto& g : node.gpus) {
+    if (g.cuda_ordinal >= 0) out.push_back(&g);
+  }
+  return out;
+}
+
+Matrix empty_matrix(std::string name, std::string unit,
+                    const std::vector<const GpuReading*>& gpus) {
+  Matrix m;
+  m.name = std::move(name);
+  m.unit = std::move(unit);
+  for (const auto* g : gpus) m.labels.push_back(gpu_entity(g->index));
+  m.values.assign(gpus.size(), std::vector<std::optional<double>>(gpus.size()));
+  return m;
+}
+
+// Findings of one code on one unordered pair are merged: "gpu0 -> gpu1 212.0 GB/s; gpu1 -> gpu0
+// 215.3 GB/s".
+struct PairFinding {
+  std::string code;
+  std::string entity;
+  std::string text;
+  double worst = 0.0;
+  double limit = 0.0;
+  bool measured = false;
+};
+
+}  // namespace
+
+NvlinkCheck::NvlinkCheck() {
+  info_.name = "nvlink";
+  info_.description =
+      "GPU peer copies over every ordered GPU pair: peer access, unidirectional and "
+      "bidirectional bandwidth (N x N matrices), verified, against the SKU's NVLinks";
+  info_.needs_gpu = true;
+  info_.budget = {std::chrono::seconds(30), std::chrono::seconds(90), std::chrono::seconds(180)};
+  info_.fault_kinds = nvlink_fault_kinds();
+}
+
+std::optional<std::string> NvlinkCheck::skip_reason(const CheckContext& ctx) const {
+  if (ctx.gpu == nullptr || ctx.gpu->bandwidth_engine() == nullptr) {
+    return std::string("this binary has no copy engine (built without CUDA)");
+  }
+  if (cuda_gpus(*ctx.node).size() < 2) {
+    return std::string("a single GPU: there is no GPU pair to measure");
+  }
+  return std::nullopt;
+}
+
+CheckResult NvlinkCheck::run(CheckContext& ctx) {
+  CheckResult result;
+  result.name = info_.name;
+  BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
+  const auto gpus = cuda_gpus(*ctx.node);
+  const std::size_t n = gpus.size();
+  const Thresholds& t = *ctx.thresholds;
+  const double expected = t.get("nvlink.expected_gbps");
+  const double fail = expected * t.get("nvlink.fail_fraction");
+  const double warn = expected * t.get("nvlink.warn_fraction");
+  const auto end = ctx.deadline - 1s;
+  const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
+  const MeasurementShape shape = nvlink_shape(ctx.profile);
+
+  // Peer access of every ordered pair.
+  std::vector<std::vector<bool>> access(n, std::vector<bool>(n, false));
+  Matrix access_matrix = empty_matrix("peer_access", "1 yes, 0 no", gpus);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const int a = gpus[i]->cuda_ordinal;
+      const int b = gpus[j]->cuda_ordinal;
+      const auto r = call_bounded<PeerAccess>(ctx, next_deadline(),
+                                              [&engine, a, b] { return engine.peer_access(a, b); });
+      if (!r) {
+        result.findings.push_back(
+            make_finding("BANDWIDTH_TIMEOUT", pair_entity(gpus[i]->index, gpus[j]->index),
+                         "the peer access query did not return before the deadline"));
+        result.status = status_from_findings(result.findings);
+        result.summary = "peer access query hung";
+        return result;
+      }
+      if (!r->error.empty()) {
+        result.findings.push_back(make_finding("BANDWIDTH_CUDA_ERROR",
+                                               pair_entity(gpus[i]->index, gpus[j]->index),
+                                               "peer access query: " + r->error));
+      }
+      access[i][j] = r->supported;
+      access_matrix.values[i][j] = r->supported ? 1.0 : 0.0;
+    }
+  }
+
+  Matrix unidir = empty_matrix("unidirectional_gbps", "GB/s", gpus);
+  Matrix bidir = empty_matrix("bidirectional_gbps", "GB/s", gpus);
+  const auto measure = [&](const std::vector<std::pair<std::size_t, std::size_t>>& copies,
+                           const std::string& what) -> std::optional<double> {
+    CopyMeasurement m;
+    for (const auto& [from, to] : copies) {
+      CopyStream s;
+      s.direction = CopyDirection::peer;
+      s.cuda_ordinal = gpus[from]->cuda_ordinal;
+      s.peer_ordinal = gpus[to]->cuda_ordinal;
+      s.slow_factor = nvlink_slow_factor(*ctx.faults, gpus[from]->index, gpus[to]->index);
+      m.streams.push_back(s);
+    }
+    m.bytes = shape.bytes;
+    m.copies_per_sample = shape.copies_per_sample;
+    m.samples = shape.samples;
+    m.deadline = next_deadline();
+    m.cancel = ctx.cancel;
+    const auto r = call_bounded<MeasurementResult>(ctx, m.deadline,
+                                                   [&engine, m] { return engine.measure(m); });
+    const auto [a, b] = copies.front();
+    if (judge_measurement_failure(r, pair_entity(gpus[a]->index, gpus[b]->index), what,
+                                  result.findings)) {
+      return std::nullopt;
+    }
+    const BandwidthStats stats = bandwidth_stats(r->total_gbps);
+    if (stats.count == 0) return std::nullopt;
+    return stats.median;
+  };
+
+  bool stopped = false;
+  for (std::size_t i = 0; i < n && !stopped; ++i) {
+    for (std::size_t j = 0; j < n && !stopped; ++j) {
+      if (i == j || !access[i][j]) continue;
+      if (ctx.cancelled() || SteadyClock::now() >= end) {
+        stopped = true;
+        break;
+      }
+      unidir.values[i][j] = measure({{i, j}}, gpu_entity(gpus[i]->index) + " -> " +
+                                                  gpu_entity(gpus[j]->index) + " peer copies");
+    }
+  }
+  for (std::size_t i = 0; i < n && !stopped; ++i) {
+    for (std::size_t j = i + 1; j < n && !stopped; ++j) {
+      if (!access[i][j] || !access[j][i]) continue;
+      if (ctx.cancelled() || SteadyClock::now() >= end) {
+        stopped = true;
+        break;
+      }
+      const auto both =
+          measure({{i, j}, {j, i}}, gpu_entity(gpus[i]->index) + " <-> " +
+                                        gpu_entity(gpus[j]->index) + " bidirectional peer copies");
+      bidir.values[i][j] = both;
+      bidir.values[j][i] = both;
+    }
+  }
+
+  // Judgement: the unidirectional matrix against the SKU's links, the bidirectional one
+  // against twice that. Without an NVLink expectation (PCIe cards, unknown SKU) the matrices
+  // are reported and nothing is judged: peer copies over PCIe are not a fault.
+  std::map<std::pair<std::string, std::string>, PairFinding> merged;
+  const auto note = [&](const PairJudgement& p, const std::string& kind) {
+    const int a = gpus[p.from]->index;
+    const int b = gpus[p.to]->index;
+    std::string code;
+    std::string text = kind + gpu_entity(a) + " -> " + gpu_entity(b);
+    switch (p.kind) {
+      case PairClass::no_peer_access:
+        code = "NVLINK_NO_PEER_ACCESS";
+        text = gpu_entity(a) + " cannot access " + gpu_entity(b) + "'s memory";
+        break;
+      case PairClass::fail:
+        code = "NVLINK_BANDWIDTH_LOW";
+        text += " " + format_gbps(p.value);
+        break;
+      case PairClass::warn:
+        code = "NVLINK_BANDWIDTH_MARGINAL";
+        text += " " + format_gbps(p.value);
+        break;
+      default:
+        return;
+    }
+    PairFinding& f = merged[{pair_entity(a, b), code}];
+    if (f.code.empty()) {
+      f.code = code;
+      f.entity = pair_entity(a, b);
+      f.worst = p.value;
+    }
+    f.text += (f.text.empty() ? "" : "; ") + text;
+    if (p.kind == PairClass::fail || p.kind == PairClass::warn) {
+      f.measured = true;
+      f.worst = std::min(f.worst, p.value);
+      f.limit = p.limit;
+    }
+  };
+  if (expected > 0) {
+    for (const auto& p : classify_matrix(unidir.values, access, fail, warn)) note(p, "");
+    std::vector<std::vector<bool>> both(n, std::vector<bool>(n, false));
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) both[i][j] = i != j && access[i][j] && access[j][i];
+    }
+    for (const auto& p : classify_matrix(bidir.values, both, 2 * fail, 2 * warn)) {
+      if (p.kind != PairClass::no_peer_access && p.from < p.to) note(p, "bidirectional ");
+    }
+  }
+  for (auto& [key, f] : merged) {
+    std::string message = f.text;
+    if (f.measured) message += "; expected " + format_gbps(expected) + " per direction";
+    // Literal codes: the catalogue test finds every emitted code in the sources.
+    Finding finding = f.code == "NVLINK_NO_PEER_ACCESS"
+                          ? make_finding("NVLINK_NO_PEER_ACCESS", f.entity, message)
+                      : f.code == "NVLINK_BANDWIDTH_LOW"
+                          ? make_finding("NVLINK_BANDWIDTH_LOW", f.entity, message)
+                          : make_finding("NVLINK_BANDWIDTH_MARGINAL", f.entity, message);
+    if (f.measured) finding.measured(f.worst, "GB/s", f.limit);
+    // nvlink-slow@pair=I-J names the pair in either order; the finding's entity is ordered.
+    for (const InjectedFault* fault : ctx.faults->of_kind("nvlink-slow")) {
+      if (pair_entity(fault->target.index, fault->target.index2) == f.entity) {
+        finding.injected = true;
+      }
+    }
+    result.findings.push_back(std::move(finding));
+  }
+
+  double lowest = 0.0;
+  std::size_t measured = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (!unidir.values[i][j]) continue;
+      lowest = measured == 0 ? *unidir.values[i][j] : std::min(lowest, *unidir.values[i][j]);
+      ++measured;
+    }
+  }
+  if (measured > 0) result.add_metric("unidirectional_min_gbps", lowest);
+  result.summary = std::to_string(measured) + " of " + std::to_string(n * (n - 1)) +
+                   " ordered pairs measured" +
+                   (measured > 0 ? ", lowest " + format_gbps(lowest) : std::string()) +
+                   (expected > 0 ? ", expected " + format_gbps(expected)
+                                 : ", no NVLink expectation for this SKU");
+  result.matrices = {access_matrix, unidir, bidir};
+  result.status = status_from_findings(result.findings);
+  return result;
+}
+
+}  // namespace preflight

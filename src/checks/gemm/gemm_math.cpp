@@ -134,17 +134,4 @@ double gemm_tflops(int m, int n, int k, double ms) {
   return gemm_flops(m, n, k) / (ms * 1e-3) / 1e12;
 }
 
-// Samples are timings, never NaN (std::sort needs a strict weak order).
-SampleStats summarize(std::vector<double> samples) {
-  SampleStats s;
-  if (samples.empty()) return s;
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  s.count = n;
-  s.min = samples.front();
-  s.max = samples.back();
-  s.median = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
-  return s;
-}
-
 }  // namespace preflight

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "preflight/gemm_engine.hpp"
+#include "preflight/stats.hpp"  // summarize(): TFLOP/s statistics
 
 namespace preflight {
 
@@ -55,13 +56,5 @@ std::size_t gemm_footprint_bytes(GemmDtype dtype, int m, int n, int k, std::size
 double gemm_flops(int m, int n, int k);  // 2 m n k
 // TFLOP/s of one product that took `ms` milliseconds; 0 when ms <= 0.
 double gemm_tflops(int m, int n, int k, double ms);
-
-struct SampleStats {
-  std::size_t count = 0;
-  double median = 0.0;  // the mean of the two middle values for an even count
-  double min = 0.0;
-  double max = 0.0;
-};
-SampleStats summarize(std::vector<double> samples);  // all zero when empty
 
 }  // namespace preflight

@@ -1,0 +1,98 @@
+#pragma once
+// What the three bandwidth checks (pcie, nvlink, hbm) share: their fault kinds, engine calls
+// bounded by a deadline on a thread the check can leave behind, per-profile measurement sizes,
+// and the findings for a measurement that failed, hung or moved corrupted bytes.
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "checks/bandwidth/bandwidth_math.hpp"
+#include "preflight/bandwidth_engine.hpp"
+#include "preflight/check.hpp"
+#include "preflight/faults.hpp"
+
+namespace preflight {
+
+std::vector<FaultKindSpec> pcie_fault_kinds();    // pcie-slow:FACTOR@gpu=I
+std::vector<FaultKindSpec> nvlink_fault_kinds();  // nvlink-slow:FACTOR@pair=I-J
+std::vector<FaultKindSpec> hbm_fault_kinds();     // hbm-corrupt@gpu=I
+
+// The slow factor a pcie-slow fault sets for this GPU (1: none).
+double pcie_slow_factor(const FaultPlan& faults, int gpu_index);
+// The slow factor an nvlink-slow fault sets for copies between these GPUs, either direction.
+double nvlink_slow_factor(const FaultPlan& faults, int gpu_a, int gpu_b);
+
+// Copy sizes and repetitions of one measurement, by profile.
+struct MeasurementShape {
+  std::size_t bytes = 0;
+  int copies_per_sample = 0;
+  int samples = 0;
+};
+MeasurementShape pcie_shape(Profile profile);
+MeasurementShape nvlink_shape(Profile profile);
+MeasurementShape hbm_copy_shape(Profile profile);
+
+std::string gpu_entity(int gpu_index);          // "gpu3"
+std::string pair_entity(int gpu_a, int gpu_b);  // "gpu0-gpu3", lower index first
+std::string format_gbps(double gbps);           // "53.7 GB/s"
+
+// Runs `work` on a thread of its own and waits until `deadline` (plus a grace for the engine to
+// report its own timeout) or the check's cancel. nullopt when it did not return: the thread is
+// left behind (counted in ctx.abandoned_threads) and the caller reports a timeout. Engine calls
+// poll their own deadline, but may still block inside the driver (allocation, context
+// creation), which only this bound protects against.
+template <class T>
+std::optional<T> call_bounded(CheckContext& ctx, SteadyClock::time_point deadline,
+                              std::function<T()> work) {
+  struct Slot {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::optional<T> value;
+    std::string exception;
+    bool returned = false;
+  };
+  auto slot = std::make_shared<Slot>();
+  std::thread([slot, work = std::move(work)] {
+    std::optional<T> value;
+    std::string exception;
+    try {
+      value = work();
+    } catch (const std::exception& e) {
+      exception = e.what();
+    } catch (...) {
+      exception = "unknown exception";
+    }
+    std::lock_guard<std::mutex> lock(slot->mutex);
+    slot->value = std::move(value);
+    slot->exception = std::move(exception);
+    slot->returned = true;
+    slot->done.notify_all();
+  }).detach();
+  const auto wait_until = deadline + std::chrono::milliseconds(500);
+  std::unique_lock<std::mutex> lock(slot->mutex);
+  while (!slot->returned && SteadyClock::now() < wait_until && !ctx.cancelled()) {
+    slot->done.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  if (!slot->returned) {
+    if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(1);
+    return std::nullopt;
+  }
+  if (!slot->exception.empty()) throw std::runtime_error(slot->exception);
+  return std::move(slot->value);
+}
+
+// Findings for a measurement's failure on `entity` ("gpu3", "gpu0-gpu1"): BANDWIDTH_TIMEOUT
+// (result nullopt or timed_out), BANDWIDTH_CUDA_ERROR, BANDWIDTH_DATA_MISMATCH (a stream's
+// destination held bad words). `what` names the measurement ("host-to-device copies").
+// Returns true when the entity is unusable for further measurements (timed out).
+bool judge_measurement_failure(const std::optional<MeasurementResult>& result,
+                               const std::string& entity, const std::string& what,
+                               std::vector<Finding>& findings);
+
+}  // namespace preflight

@@ -1,0 +1,210 @@
+// The hbm check's memory pattern test: each pattern is written over the whole region by one
+// kernel and read back by another that counts mismatches per 1 MiB chunk, with the first and
+// last bad word of each. Only a counter comes back to the host after each pass; the per-chunk
+// report is copied only when the counter is not zero. Completion is polled against the
+// deadline, and a GPU that does not finish in time is abandoned with its memory.
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/bandwidth_engine.hpp"
+#include "gpu/bandwidth_support.hpp"
+#include "gpu/cuda_check.hpp"
+#include "kernels/bandwidth_kernels.hpp"
+#include "kernels/memory_patterns.hpp"
+
+namespace preflight {
+namespace {
+
+using namespace bandwidth_detail;
+
+static_assert(static_cast<int>(MemoryPattern::zeros) == kPatternZeros &&
+                  static_cast<int>(MemoryPattern::ones) == kPatternOnes &&
+                  static_cast<int>(MemoryPattern::checkerboard) == kPatternCheckerboard &&
+                  static_cast<int>(MemoryPattern::address) == kPatternAddress &&
+                  static_cast<int>(MemoryPattern::inverse_address) == kPatternInverseAddress &&
+                  static_cast<int>(MemoryPattern::random) == kPatternRandom,
+              "MemoryPattern values are the kernels' pattern ids");
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+// A chunk with mismatches under one pattern pass.
+struct BadChunk {
+  std::uint64_t bad = 0;
+  std::uint64_t first = 0;  // word indices in the region
+  std::uint64_t last = 0;
+};
+
+// The semantics of merge_bad_chunks (src/checks/bandwidth/bandwidth_math.cpp, in a library this
+// one does not link) with a gap of one chunk: taken by first bad word, a chunk joins the range
+// before it when at most a chunk's worth of good words lie between them. Ranges are
+// [first, last + 1) in bytes; a word bad under two patterns counts twice.
+void merge_ranges(std::vector<BadChunk> chunks, PatternResult& out) {
+  std::sort(chunks.begin(), chunks.end(),
+            [](const BadChunk& a, const BadChunk& b) { return a.first < b.first; });
+  bool open = false;
+  BadChunk range;
+  const auto close = [&] {
+    if (!open) return;
+    if (out.ranges.size() < kMaxBadRanges) {
+      out.ranges.push_back(BadRange{range.first * 4, (range.last + 1) * 4, range.bad});
+    } else {
+      out.ranges_truncated = true;
+    }
+    open = false;
+  };
+  for (const BadChunk& c : chunks) {
+    // Written as a subtraction so that last + 1 + gap cannot overflow.
+    if (open && (c.first <= range.last || c.first - range.last - 1 <= kPatternChunkWords)) {
+      range.last = std::max(range.last, c.last);
+      range.bad += c.bad;
+      continue;
+    }
+    close();
+    open = true;
+    range = c;
+  }
+  close();
+}
+
+bool cancelled(const PatternJob& job) {
+  return job.cancel && job.cancel->load();
+}
+
+}  // namespace
+
+PatternResult CudaBandwidthEngine::pattern_test(const PatternJob& job) {
+  PatternResult out;
+  if (job.bytes < 4 || job.cuda_ordinal < 0) {
+    out.error = "invalid pattern job: no GPU or less than one word";
+    return out;
+  }
+  const std::uint64_t words = job.bytes / 4;
+  const std::uint64_t chunk_count = pattern_chunk_count(words);
+  std::optional<CudaStream> stream;
+  Event start;
+  Event verified;
+  Event copied;
+  std::optional<DeviceBuffer<std::uint32_t>> region;
+  std::optional<DeviceBuffer<PatternChunk>> chunks;
+  std::optional<DeviceBuffer<unsigned long long>> total;
+  std::optional<PinnedHostBuffer<PatternChunk>> host_chunks;
+  std::optional<PinnedHostBuffer<unsigned long long>> host_total;
+  std::vector<BadChunk> bad_chunks;
+  bool queued = false;
+  const auto abandon = [&] {
+    if (region) region->release();
+    if (chunks) chunks->release();
+    if (total) total->release();
+    if (host_chunks) host_chunks->release();
+    if (host_total) host_total->release();
+    copied.release();
+    verified.release();
+    start.release();
+    if (stream) stream->release();
+  };
+
+  try {
+    PREFLIGHT_CUDA_CHECK(cudaSetDevice(job.cuda_ordinal));
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    PREFLIGHT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::uint64_t needed = words * 4 + chunk_count * sizeof(PatternChunk) + 64;
+    if (needed > free_bytes) {
+      throw std::runtime_error(cuda_error_text(cudaErrorMemoryAllocation) + " (the test needs " +
+                               std::to_string(needed / kMiB) + " MiB, " +
+                               std::to_string(free_bytes / kMiB) + " MiB of " +
+                               std::to_string(total_bytes / kMiB) + " MiB are free)");
+    }
+    PREFLIGHT_CUDA_CHECK(preload_bandwidth_kernels());
+    stream.emplace();
+    start = timing_event();
+    verified = timing_event();
+    copied = timing_event();
+    region.emplace(words);
+    chunks.emplace(chunk_count);
+    total.emplace(1);
+    host_chunks.emplace(chunk_count);
+    host_total.emplace(1);
+    out.bytes_tested = words * 4;
+
+    const cudaStream_t s = stream->get();
+    bool chunks_clean = false;  // the per-chunk report holds its initial values
+    for (std::size_t p = 0; p < job.patterns.size(); ++p) {
+      if (cancelled(job)) break;  // between patterns: nothing is queued
+      if (Clock::now() >= job.deadline) throw TimedOut{};
+      const int pattern = static_cast<int>(job.patterns[p]);
+      // The checkerboard runs in both phases, so that every bit is written both ways.
+      const int passes = pattern == kPatternCheckerboard ? 2 : 1;
+      for (int pass = 0; pass < passes; ++pass) {
+        if (!chunks_clean) {
+          PREFLIGHT_CUDA_CHECK(launch_pattern_chunks_init(chunks->get(), chunk_count, s));
+          chunks_clean = true;
+        }
+        PREFLIGHT_CUDA_CHECK(cudaMemsetAsync(total->get(), 0, sizeof(unsigned long long), s));
+        PREFLIGHT_CUDA_CHECK(cudaEventRecord(start.get(), s));
+        PREFLIGHT_CUDA_CHECK(launch_pattern_fill(region->get(), words, pattern, job.seed, pass, s));
+        queued = true;
+        if (job.inject_corrupt && p == 0 && pass == 0) {
+          PREFLIGHT_CUDA_CHECK(launch_pattern_corrupt(region->get(), words / 3, s));
+        }
+        PREFLIGHT_CUDA_CHECK(launch_pattern_verify(region->get(), words, pattern, job.seed, pass,
+                                                   chunks->get(), total->get(), s));
+        PREFLIGHT_CUDA_CHECK(cudaEventRecord(verified.get(), s));
+        PREFLIGHT_CUDA_CHECK(cudaMemcpyAsync(host_total->get(), total->get(),
+                                             sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                             s));
+        PREFLIGHT_CUDA_CHECK(cudaEventRecord(copied.get(), s));
+        wait_event(copied.get(), job.deadline);
+        out.seconds += elapsed_ms(start.get(), verified.get()) / 1e3;
+        const unsigned long long bad = (*host_total)[0];
+        if (bad == 0) continue;
+        PREFLIGHT_CUDA_CHECK(cudaMemcpyAsync(host_chunks->get(), chunks->get(),
+                                             chunk_count * sizeof(PatternChunk),
+                                             cudaMemcpyDeviceToHost, s));
+        PREFLIGHT_CUDA_CHECK(cudaEventRecord(copied.get(), s));
+        wait_event(copied.get(), job.deadline);
+        chunks_clean = false;
+        out.bad_words += bad;
+        for (std::uint64_t c = 0; c < chunk_count; ++c) {
+          const PatternChunk& chunk = (*host_chunks)[c];
+          if (chunk.bad != 0) bad_chunks.push_back(BadChunk{chunk.bad, chunk.first, chunk.last});
+        }
+      }
+      out.patterns_run.push_back(job.patterns[p]);
+    }
+  } catch (const TimedOut&) {
+    out.timed_out = true;
+    abandon();  // the GPU may never finish: leak, never free
+    queued = false;
+  } catch (const CudaError& e) {
+    out.error = cuda_error_text(e.code());
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  merge_ranges(std::move(bad_chunks), out);  // what the completed passes found
+
+  if (!out.error.empty()) {
+    // Freed once the stream is idle, leaked when it is not by the deadline or the context is
+    // broken.
+    cudaGetLastError();
+    while (queued && stream) {
+      const cudaError_t status = cudaStreamQuery(stream->get());
+      if (status == cudaSuccess) break;
+      if (status != cudaErrorNotReady || Clock::now() >= job.deadline) {
+        abandon();
+        break;
+      }
+      std::this_thread::sleep_for(kPollInterval);
+    }
+    cudaGetLastError();
+  }
+  return out;
+}
+
+}  // namespace preflight
