@@ -48,6 +48,11 @@ struct GpuReading {
   std::optional<int> pcie_width_max;
   std::optional<int> nvlink_active;                 // links reported active
   std::optional<int> nvlink_supported;              // links NVML can query on this GPU
+  // NVLink topology: for each active link that ends at another GPU, that GPU's PCI bus id
+  // (normalized like pci_bus_id; one entry per link, so a pair joined by 6 links appears 6
+  // times), and how many active links end at an NVSwitch. Empty / nullopt when not read.
+  std::vector<std::string> nvlink_peer_bus_ids;
+  std::optional<int> nvlink_switch_links;
   std::optional<int> foreign_processes;             // compute processes other than this one
   std::optional<std::uint64_t> foreign_memory_mib;  // GPU memory they hold
   std::vector<std::string> read_errors;             // "nvmlDeviceGetEccMode: Unknown Error"
