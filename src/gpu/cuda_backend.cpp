@@ -111,6 +111,12 @@ void read_gpu_health(const NvmlLibrary& nvml, GpuReading& gpu) {
   if (const auto links = nvml.nvlink(*device, errors)) {
     gpu.nvlink_active = links->active;
     gpu.nvlink_supported = links->supported;
+    // Peer bus ids stay in NVML's spelling, as pci_bus_id does (read_identity): the bandwidth
+    // checks find a pair's links by comparing the two verbatim.
+    if (auto topology = nvml.nvlink_topology(*device, links->active_links, errors)) {
+      gpu.nvlink_peer_bus_ids = std::move(topology->peer_bus_ids);
+      gpu.nvlink_switch_links = topology->switch_links;
+    }
   }
   if (const auto processes = nvml.foreign_processes(*device, getpid(), errors)) {
     gpu.foreign_processes = processes->count;

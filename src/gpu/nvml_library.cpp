@@ -34,6 +34,11 @@ constexpr int kAggregateEcc = 1;
 constexpr int kTemperatureGpu = 0;  // nvmlTemperatureSensors_t
 constexpr int kClockSm = 1;         // nvmlClockType_t
 constexpr unsigned kNvLinkMaxLinks = 18;
+using NvLinkDeviceType = int;  // nvmlIntNvLinkDeviceType_t
+constexpr NvLinkDeviceType kNvLinkDeviceTypeGpu = 0x00;
+constexpr NvLinkDeviceType kNvLinkDeviceTypeIbmNpu = 0x01;
+constexpr NvLinkDeviceType kNvLinkDeviceTypeSwitch = 0x02;
+constexpr NvLinkDeviceType kNvLinkDeviceTypeUnknown = 0xFF;
 constexpr unsigned long long kValueNotAvailable = ~0ULL;
 
 struct PciInfo {  // nvmlPciInfo_t (as filled by nvmlDeviceGetPciInfo_v3)
@@ -78,6 +83,8 @@ using TemperatureFn = Return (*)(Device, int, unsigned*);
 using ClockInfoFn = Return (*)(Device, int, unsigned*);
 using UintFn = Return (*)(Device, unsigned*);
 using NvLinkStateFn = Return (*)(Device, unsigned, EnableState*);
+using NvLinkRemotePciFn = Return (*)(Device, unsigned, PciInfo*);
+using NvLinkRemoteTypeFn = Return (*)(Device, unsigned, NvLinkDeviceType*);
 using ProcessesFn = Return (*)(Device, unsigned*, ProcessInfo*);
 }  // namespace abi
 
@@ -120,6 +127,11 @@ static_assert(abi::kClockSm == NVML_CLOCK_SM);
 static_assert(sizeof(nvmlClockType_t) == sizeof(int));
 static_assert(abi::kNvLinkMaxLinks == NVML_NVLINK_MAX_LINKS);
 static_assert(abi::kValueNotAvailable == NVML_VALUE_NOT_AVAILABLE);
+static_assert(abi::kNvLinkDeviceTypeGpu == NVML_NVLINK_DEVICE_TYPE_GPU);
+static_assert(abi::kNvLinkDeviceTypeIbmNpu == NVML_NVLINK_DEVICE_TYPE_IBMNPU);
+static_assert(abi::kNvLinkDeviceTypeSwitch == NVML_NVLINK_DEVICE_TYPE_SWITCH);
+static_assert(abi::kNvLinkDeviceTypeUnknown == NVML_NVLINK_DEVICE_TYPE_UNKNOWN);
+static_assert(sizeof(abi::NvLinkDeviceType) == sizeof(nvmlIntNvLinkDeviceType_t));
 static_assert(sizeof(abi::EnableState) == sizeof(nvmlEnableState_t));
 static_assert(sizeof(abi::PciInfo) == sizeof(nvmlPciInfo_t));
 static_assert(offsetof(abi::PciInfo, pciDeviceId) == offsetof(nvmlPciInfo_t, pciDeviceId));
@@ -174,6 +186,8 @@ struct NvmlLibrary::Api {
   abi::UintFn pcie_width_current = get("nvmlDeviceGetCurrPcieLinkWidth");
   abi::UintFn pcie_width_max = get("nvmlDeviceGetMaxPcieLinkWidth");
   abi::NvLinkStateFn nvlink_state = get("nvmlDeviceGetNvLinkState");
+  abi::NvLinkRemotePciFn nvlink_remote_pci = get("nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  abi::NvLinkRemoteTypeFn nvlink_remote_type = get("nvmlDeviceGetNvLinkRemoteDeviceType");
   abi::ProcessesFn processes_v3 = get("nvmlDeviceGetComputeRunningProcesses_v3");
   abi::ProcessesFn processes_v2 = get("nvmlDeviceGetComputeRunningProcesses_v2");
 };
@@ -415,9 +429,48 @@ std::optional<NvmlLibrary::NvLinkCounts> NvmlLibrary::nvlink(Device device, Erro
       return std::nullopt;
     }
     ++counts.supported;
-    if (active == abi::kFeatureEnabled) ++counts.active;
+    if (active == abi::kFeatureEnabled) {
+      ++counts.active;
+      counts.active_links.push_back(link);
+    }
   }
   return counts;
+}
+
+std::optional<NvmlLibrary::NvLinkTopology> NvmlLibrary::nvlink_topology(
+    Device device, const std::vector<unsigned>& active_links, Errors& errors) const {
+  // Without the type query a link to an NVSwitch would pass for a link to some GPU, and a
+  // switched node would read as GPUs without NVLink between them: better not read at all.
+  if (!ok_ || api_->nvlink_remote_type == nullptr) return std::nullopt;
+  NvLinkTopology topology;
+  for (const unsigned link : active_links) {
+    abi::NvLinkDeviceType type = abi::kNvLinkDeviceTypeUnknown;
+    if (!call(api_->nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType", errors, device, link,
+              &type)) {
+      return std::nullopt;  // one failure is enough: the topology is incomplete either way
+    }
+    switch (type) {
+      case abi::kNvLinkDeviceTypeSwitch:
+        ++topology.switch_links;
+        break;
+      case abi::kNvLinkDeviceTypeGpu: {
+        abi::PciInfo remote{};
+        if (api_->nvlink_remote_pci == nullptr) return std::nullopt;
+        if (!call(api_->nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2", errors, device,
+                  link, &remote)) {
+          return std::nullopt;
+        }
+        // As pci_info() reads bus_id, so the two compare equal for the same GPU.
+        topology.peer_bus_ids.push_back(field_string(remote.busId));
+        break;
+      }
+      case abi::kNvLinkDeviceTypeIbmNpu:
+      case abi::kNvLinkDeviceTypeUnknown:
+      default:
+        break;  // neither a GPU peer nor a switch
+    }
+  }
+  return topology;
 }
 
 std::optional<NvmlLibrary::Processes> NvmlLibrary::foreign_processes(Device device, pid_t self,

@@ -38,7 +38,14 @@ class NvmlLibrary {
   };
   struct NvLinkCounts {
     int active = 0;
-    int supported = 0;  // links NVML can query: the links this GPU has
+    int supported = 0;                   // links NVML can query: the links this GPU has
+    std::vector<unsigned> active_links;  // their link numbers, for nvlink_topology()
+  };
+  struct NvLinkTopology {
+    // NVML's busId of the GPU at the far end of each active link that ends at a GPU, verbatim
+    // as pci_info() gives bus_id ("00000000:1B:00.0"); one entry per link.
+    std::vector<std::string> peer_bus_ids;
+    int switch_links = 0;  // active links that end at an NVSwitch
   };
   struct Processes {
     int count = 0;
@@ -85,6 +92,15 @@ class NvmlLibrary {
   std::optional<double> power_w(Device device, Errors& errors) const;
   std::optional<int> pcie(Device device, PcieQuery query, Errors& errors) const;
   std::optional<NvLinkCounts> nvlink(Device device, Errors& errors) const;
+  // What is at the far end of each of `active_links` (from nvlink(), which reports failures of
+  // the link state itself). Every link must be read: a partial topology would read as missing
+  // links, so any failure, or a GPU link whose bus id cannot be read, gives std::nullopt.
+  // Where the driver lacks nvmlDeviceGetNvLinkRemoteDeviceType: std::nullopt (a link to an
+  // NVSwitch could not be told from a link to a GPU). Where it lacks
+  // nvmlDeviceGetNvLinkRemotePciInfo_v2, only a topology without GPU links can be read.
+  std::optional<NvLinkTopology> nvlink_topology(Device device,
+                                                const std::vector<unsigned>& active_links,
+                                                Errors& errors) const;
   // Compute processes on the GPU other than `self`.
   std::optional<Processes> foreign_processes(Device device, pid_t self, Errors& errors) const;
 

@@ -58,7 +58,7 @@ enum { V_DEVICE_ID, V_MEMORY_TOTAL, V_MIG, V_ECC, V_PERSISTENCE, V_ECC_UNC_VOL, 
        V_ECC_CORR_VOL, V_RETIRED_PENDING, V_REMAP_PENDING, V_REMAP_FAILED, V_CLOCKS,
        V_TEMPERATURE, V_PCIE_GEN, V_PCIE_MAX_LINK_GEN, V_PCIE_MAX_GPU_GEN, V_PCIE_WIDTH,
        V_PCIE_MAX_WIDTH, V_NVLINK_LINKS, V_NVLINK_ACTIVE, V_PROCESSES, V_PROCESS_MIB,
-       V_INCLUDE_SELF, V_SM_CLOCK, V_POWER, V_COUNT };
+       V_INCLUDE_SELF, V_SM_CLOCK, V_POWER, V_NVLINK_SWITCH, V_COUNT };
 static const struct { const char* key; unsigned long long value; } kValues[V_COUNT] = {
     {"device_id", 0x2330}, {"memory_total", 85520809984ULL}, {"mig", 0}, {"ecc", 1},
     {"persistence", 1}, {"ecc_uncorrected_volatile", 0}, {"ecc_uncorrected_aggregate", 0},
@@ -67,26 +67,34 @@ static const struct { const char* key; unsigned long long value; } kValues[V_COU
     {"pcie_gen", 5}, {"pcie_max_link_gen", 5}, {"pcie_max_gpu_gen", 5}, {"pcie_width", 16},
     {"pcie_max_width", 16}, {"nvlink_links", 18}, {"nvlink_active", 18}, {"processes", 0},
     {"process_memory_mib", 512}, {"include_self", 0}, {"sm_clock", 1980 /* MHz */},
-    {"power", 72000 /* mW */}};
+    {"power", 72000 /* mW */}, {"nvlink_switch", 0}};
 
 /* Queries that `gpuN.error.<query>` / `gpuN.unsupported.<query>` make fail. */
 enum { Q_HANDLE, Q_NAME, Q_UUID, Q_SERIAL, Q_PCI_INFO, Q_MEMORY, Q_MIG, Q_ECC, Q_PERSISTENCE,
        Q_ECC_UNC_VOL, Q_ECC_UNC_AGG, Q_ECC_CORR_VOL, Q_RETIRED, Q_REMAPPED_ROWS, Q_CLOCKS,
        Q_TEMPERATURE, Q_PCIE_GEN, Q_PCIE_MAX_LINK_GEN, Q_PCIE_MAX_GPU_GEN, Q_PCIE_WIDTH,
-       Q_PCIE_MAX_WIDTH, Q_NVLINK, Q_PROCESSES, Q_SM_CLOCK, Q_POWER, Q_COUNT };
+       Q_PCIE_MAX_WIDTH, Q_NVLINK, Q_PROCESSES, Q_SM_CLOCK, Q_POWER, Q_NVLINK_REMOTE, Q_COUNT };
 static const char* const kQueries[Q_COUNT] = {
     "handle", "name", "uuid", "serial", "pci_info", "memory", "mig", "ecc", "persistence",
     "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "ecc_corrected_volatile",
     "retired_pages_pending", "remapped_rows", "clocks_event_reasons", "temperature", "pcie_gen",
     "pcie_max_link_gen", "pcie_max_gpu_gen", "pcie_width", "pcie_max_width", "nvlink",
-    "processes", "sm_clock", "power"};
+    "processes", "sm_clock", "power", "nvlink_remote"};
 /* clang-format on */
 
 #define TEXT_SIZE 96
+#define BUS_ID_SIZE 32 /* nvmlPciInfo_t.busId */
+/* The far end of every NVLink when gpuN.nvlink_switch=1, and the PCI device id it reports (an
+ * H100-generation NVSwitch); no default GPU has this address. */
+#define SWITCH_BUS_ID "00000000:C5:00.0"
+#define SWITCH_DEVICE_ID 0x22a3
 struct nvmlDevice_st {
   char name[TEXT_SIZE], uuid[TEXT_SIZE], serial[TEXT_SIZE], bus_id[TEXT_SIZE];
   unsigned long long value[V_COUNT];
   int error[Q_COUNT];
+  /* gpuN.nvlink_peers: the far ends of the active links, in turn. */
+  char nvlink_peer[NVLINK_MAX_LINKS][BUS_ID_SIZE];
+  unsigned nvlink_peers;
 };
 typedef struct nvmlDevice_st* nvmlDevice_t;
 
@@ -139,6 +147,26 @@ static void copy_text(char* to, size_t size, const char* text) {
   snprintf(to, size, "%s", text);
 }
 
+/* gpuN.nvlink_peers: 1 to NVLINK_MAX_LINKS comma-separated bus ids, none empty or too long. */
+static int parse_peers(const char* text, struct nvmlDevice_st* g) {
+  unsigned count = 0;
+  for (const char* item = text;; ++item) {
+    const size_t length = strcspn(item, ",");
+    const char* end = item + length;
+    while (item < end && (*item == ' ' || *item == '\t')) ++item;
+    size_t n = (size_t)(end - item);
+    while (n > 0 && (item[n - 1] == ' ' || item[n - 1] == '\t')) --n;
+    if (n == 0 || n >= BUS_ID_SIZE || count == NVLINK_MAX_LINKS) return 0;
+    memcpy(g->nvlink_peer[count], item, n);
+    g->nvlink_peer[count][n] = '\0';
+    ++count;
+    if (*end == '\0') break;
+    item = end;
+  }
+  g->nvlink_peers = count;
+  return 1;
+}
+
 static void set_defaults(struct Config* c) {
   static const unsigned kHgxBus[8] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
   c->gpus = 1;
@@ -189,6 +217,7 @@ static int apply(struct Config* c, const char* key, const char* value, unsigned*
     copy_text(text, TEXT_SIZE, value);
     return 1;
   }
+  if (strcmp(field, "nvlink_peers") == 0) return parse_peers(value, g);
   const int is_error = strncmp(field, "error.", 6) == 0;
   if (is_error || strncmp(field, "unsupported.", 12) == 0) {
     const int q = query_index(field + (is_error ? 6 : 12));
@@ -354,20 +383,25 @@ int nvmlDeviceGetSerial(nvmlDevice_t d, char* to, unsigned size) {
   return status != OK ? status : put_text(to, size, d->serial);
 }
 
-int nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* pci) {
-  const int status = device_status(d, Q_PCI_INFO);
-  if (status != OK) return status;
+/* The PCI info of the NVIDIA device at `bus_id`, which is copied to busId verbatim. */
+static void fill_pci_info(nvmlPciInfo_t* pci, const char* bus_id, unsigned long long device_id) {
   unsigned domain = 0, bus = 0, dev = 0, function = 0;
-  sscanf(d->bus_id, "%x:%x:%x.%x", &domain, &bus, &dev, &function);
+  sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &dev, &function);
   memset(pci, 0, sizeof *pci);
   snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X", domain & 0xffffu,
            bus & 0xffu, dev & 0x1fu, function & 0x7u);
-  snprintf(pci->busId, sizeof pci->busId, "%.31s", d->bus_id); /* NVML_..._BUS_ID_BUFFER_SIZE */
+  snprintf(pci->busId, sizeof pci->busId, "%.31s", bus_id); /* NVML_..._BUS_ID_BUFFER_SIZE */
   pci->domain = domain;
   pci->bus = bus;
   pci->device = dev;
-  pci->pciDeviceId = (unsigned)(d->value[V_DEVICE_ID] << 16) | 0x10de; /* NVIDIA */
+  pci->pciDeviceId = (unsigned)(device_id << 16) | 0x10de; /* NVIDIA */
   pci->pciSubSystemId = 0x16c110de;
+}
+
+int nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* pci) {
+  const int status = device_status(d, Q_PCI_INFO);
+  if (status != OK) return status;
+  fill_pci_info(pci, d->bus_id, d->value[V_DEVICE_ID]);
   return OK;
 }
 
@@ -463,6 +497,41 @@ int nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int* active) {
   if (link >= NVLINK_MAX_LINKS) return E_INVALID_ARGUMENT;
   if (link >= d->value[V_NVLINK_LINKS]) return E_NOT_SUPPORTED;
   *active = link < d->value[V_NVLINK_ACTIVE];
+  return OK;
+}
+
+/* The far end of `link`, for the two remote queries: Not Supported on a link that is not active
+ * (or does not exist), and on every link when neither nvlink_peers nor nvlink_switch is set, so
+ * the default GPU has no topology to read. */
+static int remote_status(nvmlDevice_t d, unsigned link) {
+  const int status = device_status(d, Q_NVLINK_REMOTE);
+  if (status != OK) return status;
+  if (link >= NVLINK_MAX_LINKS) return E_INVALID_ARGUMENT;
+  if (link >= d->value[V_NVLINK_LINKS] || link >= d->value[V_NVLINK_ACTIVE]) return E_NOT_SUPPORTED;
+  if (d->value[V_NVLINK_SWITCH] == 0 && d->nvlink_peers == 0) return E_NOT_SUPPORTED;
+  return OK;
+}
+
+/* nvmlIntNvLinkDeviceType_t: 0 GPU, 2 NVSwitch. */
+int nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned link, int* type) {
+  const int status = remote_status(d, link);
+  if (status != OK) return status;
+  if (type == NULL) return E_INVALID_ARGUMENT;
+  *type = d->value[V_NVLINK_SWITCH] != 0 ? 2 : 0;
+  return OK;
+}
+
+/* Active links are 0..nvlink_active-1, so link L is the L-th active link: it gets peer
+ * L % (number of peers). A peer reports this GPU's device_id. */
+int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned link, nvmlPciInfo_t* pci) {
+  const int status = remote_status(d, link);
+  if (status != OK) return status;
+  if (pci == NULL) return E_INVALID_ARGUMENT;
+  if (d->value[V_NVLINK_SWITCH] != 0) {
+    fill_pci_info(pci, SWITCH_BUS_ID, SWITCH_DEVICE_ID);
+  } else {
+    fill_pci_info(pci, d->nvlink_peer[link % d->nvlink_peers], d->value[V_DEVICE_ID]);
+  }
   return OK;
 }
 

@@ -259,3 +259,49 @@ TEST_CASE("bandwidth checks: a copy that never returns is a timeout on its GPU; 
   CHECK(o.seconds < 25.0);
   engine.release();
 }
+
+namespace {
+
+// A 4-GPU board without NVSwitch (HGX H100 4-GPU): each GPU's 18 links join it directly to the
+// three others, 6 per pair.
+NodeReading direct_mesh_node() {
+  NodeReading node = test::healthy_node(4);
+  for (auto& g : node.gpus) {
+    g.nvlink_switch_links = 0;
+    g.nvlink_peer_bus_ids.clear();
+    for (const auto& peer : node.gpus) {
+      if (peer.index == g.index) continue;
+      for (int link = 0; link < 6; ++link) g.nvlink_peer_bus_ids.push_back(peer.pci_bus_id);
+    }
+  }
+  return node;
+}
+
+}  // namespace
+
+TEST_CASE("bandwidth checks: a 4-GPU board's pairs are held to their direct links") {
+  SECTION("6 of 18 links per pair carry a third: 130 GB/s passes") {
+    test::FakeBandwidthEngine engine;
+    engine.peer_gbps = 130.0;
+    const auto o = run_checks(direct_mesh_node(), engine, {"nvlink"});
+    CHECK(o.check("nvlink").findings.empty());
+  }
+  SECTION("a pair that lost links is named with its basis") {
+    test::FakeBandwidthEngine engine;
+    engine.peer_gbps = 130.0;
+    const auto o = run_checks(direct_mesh_node(), engine, {"nvlink"}, {"nvlink-slow:0.5@pair=0-3"});
+    const CheckResult& nvlink = o.check("nvlink");
+    CHECK(findings(nvlink) == std::set<std::string>{"NVLINK_BANDWIDTH_LOW@gpu0-gpu3"});
+    CHECK_THAT(nvlink.findings.at(0).message, Catch::Contains("6 direct links"));
+    CHECK(*nvlink.findings.at(0).threshold == Approx(150.0 * 0.6));
+  }
+  SECTION("the same figures on an NVSwitch node fail: every pair should get all 18 links") {
+    test::FakeBandwidthEngine engine;
+    engine.peer_gbps = 130.0;
+    NodeReading node = test::healthy_node(4);
+    for (auto& g : node.gpus) g.nvlink_switch_links = 18;
+    const auto o = run_checks(node, engine, {"nvlink"});
+    CHECK(o.check("nvlink").findings.size() == 6);  // every unordered pair
+    CHECK_THAT(o.check("nvlink").findings.at(0).message, Catch::Contains("NVSwitch"));
+  }
+}

@@ -524,3 +524,36 @@ TEST_CASE("bandwidth math: SKU thresholds give the bandwidth expectations") {
     CHECK(t.get("hbm.test_fraction") == 0.9);
   }
 }
+
+TEST_CASE("bandwidth math: the NVLink bandwidth a pair should have") {
+  preflight::GpuReading a;
+  a.pci_bus_id = "00000000:1B:00.0";
+  preflight::GpuReading b;
+  b.pci_bus_id = "00000000:43:00.0";
+  // Topology not read: the SKU's figure.
+  auto e = preflight::nvlink_pair_expectation(450, 18, a, b);
+  CHECK(e.gbps == 450);
+  CHECK_THAT(e.basis, Catch::Contains("topology not read"));
+  // No NVLink on the SKU: nothing expected, whatever the topology.
+  CHECK(preflight::nvlink_pair_expectation(0, 0, a, b).gbps == 0);
+  // NVSwitch on both ends.
+  a.nvlink_switch_links = 18;
+  b.nvlink_switch_links = 18;
+  e = preflight::nvlink_pair_expectation(450, 18, a, b);
+  CHECK(e.gbps == 450);
+  CHECK(e.basis == "NVSwitch");
+  // Direct links: the lower of the two ends' counts.
+  a.nvlink_switch_links = 0;
+  b.nvlink_switch_links = 0;
+  a.nvlink_peer_bus_ids.assign(6, b.pci_bus_id);
+  b.nvlink_peer_bus_ids.assign(5, a.pci_bus_id);
+  e = preflight::nvlink_pair_expectation(450, 18, a, b);
+  CHECK(e.direct_links == 5);
+  CHECK(e.gbps == Approx(125.0));
+  CHECK(e.basis == "5 direct links");
+  // No link between them: peer copies go over PCIe and are not held to NVLink.
+  b.nvlink_peer_bus_ids.clear();
+  e = preflight::nvlink_pair_expectation(450, 18, a, b);
+  CHECK(e.gbps == 0);
+  CHECK(e.basis == "no NVLink between them");
+}

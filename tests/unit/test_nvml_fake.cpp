@@ -338,6 +338,156 @@ gpu2.error.handle=gpu_lost
   CHECK(by_entity.at("gpu2") == Codes{"NVML_READ_ERROR"});
 }
 
+TEST_CASE("nvml fake: NVLink peers are read per active link, in NVML's spelling") {
+  const FakeNvml fake(R"(
+gpus=4
+# 18 active links over 3 peers: 6 links to each, in turn
+gpu0.nvlink_peers=00000000:2A:00.0,00000000:3A:00.0,00000000:5D:00.0
+# only the 5 active links of 12 are asked (the others answer Not Supported)
+gpu1.nvlink_links=12
+gpu1.nvlink_active=5
+gpu1.nvlink_peers= 00000000:18:00.0 , 00000000:3A:00.0
+# no active link: a topology with nothing in it
+gpu3.nvlink_active=0
+gpu3.nvlink_peers=00000000:18:00.0
+)");
+  const NodeReading node = fake.read();
+  REQUIRE(node.nvml_loaded);
+  const auto gpus = nvml_gpus(node);
+  REQUIRE(gpus.size() == 4);
+  for (const GpuReading& g : gpus) {
+    INFO("gpu" << g.index << " read_errors:\n" << joined(g.read_errors));
+    CHECK(g.read_errors.empty());
+  }
+
+  const Codes gpu0_peers = {"00000000:2A:00.0", "00000000:3A:00.0", "00000000:5D:00.0"};
+  REQUIRE(gpus[0].nvlink_peer_bus_ids.size() == 18);
+  for (std::size_t link = 0; link < 18; ++link) {
+    INFO("link " << link);
+    CHECK(gpus[0].nvlink_peer_bus_ids[link] == gpu0_peers[link % 3]);
+  }
+  CHECK(gpus[0].nvlink_switch_links == 0);
+  // Spelled as pci_bus_id is, so a peer is found by comparing the two as they are.
+  const auto links_to = [](const GpuReading& from, const GpuReading& to) {
+    return std::count(from.nvlink_peer_bus_ids.begin(), from.nvlink_peer_bus_ids.end(),
+                      to.pci_bus_id);
+  };
+  CHECK(links_to(gpus[0], gpus[1]) == 6);
+  CHECK(links_to(gpus[0], gpus[2]) == 6);
+  CHECK(links_to(gpus[0], gpus[3]) == 6);
+  CHECK(links_to(gpus[0], gpus[0]) == 0);
+
+  CHECK(gpus[1].nvlink_active == 5);
+  CHECK(gpus[1].nvlink_peer_bus_ids == Codes{"00000000:18:00.0", "00000000:3A:00.0",
+                                             "00000000:18:00.0", "00000000:3A:00.0",
+                                             "00000000:18:00.0"});
+  CHECK(gpus[1].nvlink_switch_links == 0);
+  CHECK(links_to(gpus[1], gpus[0]) == 3);
+  CHECK(links_to(gpus[1], gpus[2]) == 2);
+
+  // Nothing configured: the fake answers Not Supported, so the topology is not read.
+  CHECK(gpus[2].nvlink_active == 18);
+  CHECK(gpus[2].nvlink_peer_bus_ids.empty());
+  CHECK_FALSE(gpus[2].nvlink_switch_links);
+
+  CHECK(gpus[3].nvlink_active == 0);
+  CHECK(gpus[3].nvlink_peer_bus_ids.empty());
+  CHECK(gpus[3].nvlink_switch_links == 0);
+}
+
+TEST_CASE("nvml fake: NVLinks that end at an NVSwitch are counted, not listed as peers") {
+  const FakeNvml fake(R"(
+gpus=2
+gpu0.nvlink_switch=1
+gpu1.nvlink_switch=1
+gpu1.nvlink_active=16
+gpu1.nvlink_peers=00000000:18:00.0   # the switch wins
+)");
+  const NodeReading node = fake.read();
+  REQUIRE(node.nvml_loaded);
+  const auto gpus = nvml_gpus(node);
+  REQUIRE(gpus.size() == 2);
+  for (const GpuReading& g : gpus) {
+    INFO("gpu" << g.index << " read_errors:\n" << joined(g.read_errors));
+    CHECK(g.read_errors.empty());
+    CHECK(g.nvlink_peer_bus_ids.empty());
+  }
+  CHECK(gpus[0].nvlink_switch_links == 18);
+  CHECK(gpus[1].nvlink_switch_links == 16);
+}
+
+TEST_CASE("nvml fake: an NVLink topology that cannot be read is left unset") {
+  SECTION("not supported: silently") {
+    const FakeNvml fake(R"(
+gpus=3
+gpu0.nvlink_peers=00000000:2A:00.0
+gpu0.unsupported.nvlink_remote=1
+gpu1.nvlink_switch=1
+gpu1.error.nvlink_remote=not_supported
+)");
+    const NodeReading node = fake.read();
+    REQUIRE(node.nvml_loaded);
+    const auto gpus = nvml_gpus(node);
+    REQUIRE(gpus.size() == 3);
+    for (const GpuReading& g : gpus) {
+      INFO("gpu" << g.index << " read_errors:\n" << joined(g.read_errors));
+      CHECK(g.read_errors.empty());
+      CHECK(g.nvlink_active == 18);
+      CHECK(g.nvlink_peer_bus_ids.empty());
+      CHECK_FALSE(g.nvlink_switch_links);
+    }
+  }
+  SECTION("a failure: listed once in read_errors and judged NVML_READ_ERROR") {
+    const FakeNvml fake(R"(
+gpus=3
+gpu0.nvlink_peers=00000000:2A:00.0,00000000:3A:00.0
+gpu0.error.nvlink_remote=gpu_lost
+gpu1.nvlink_switch=1
+gpu1.error.nvlink_remote=1
+# the link state failing is reported by itself; the topology is then not asked for
+gpu2.nvlink_peers=00000000:18:00.0
+gpu2.error.nvlink=timeout
+)");
+    const NodeReading node = fake.read();
+    REQUIRE(node.nvml_loaded);
+    const auto gpus = nvml_gpus(node);
+    REQUIRE(gpus.size() == 3);
+
+    // Once, not once per link, and no partial list.
+    CHECK(gpus[0].read_errors == Codes{"nvmlDeviceGetNvLinkRemoteDeviceType: GPU is lost"});
+    CHECK(gpus[0].nvlink_peer_bus_ids.empty());
+    CHECK_FALSE(gpus[0].nvlink_switch_links);
+    CHECK(gpus[0].nvlink_active == 18);  // the link states were still read
+    CHECK(gpus[0].temperature_c == 35);
+
+    CHECK(gpus[1].read_errors == Codes{"nvmlDeviceGetNvLinkRemoteDeviceType: Unknown Error"});
+    CHECK_FALSE(gpus[1].nvlink_switch_links);
+
+    CHECK(gpus[2].read_errors == Codes{"nvmlDeviceGetNvLinkState: Timeout"});
+    CHECK(gpus[2].nvlink_peer_bus_ids.empty());
+    CHECK_FALSE(gpus[2].nvlink_switch_links);
+
+    const auto by_entity = codes_by_entity(judge(node));
+    CHECK(by_entity.at("gpu0") == Codes{"NVML_READ_ERROR"});
+    CHECK(by_entity.at("gpu1") == Codes{"NVML_READ_ERROR"});
+    CHECK(by_entity.at("gpu2") == Codes{"NVML_READ_ERROR"});
+  }
+}
+
+TEST_CASE("nvml fake: NVLink topology keys the fake does not understand fail nvmlInit") {
+  for (const char* config :
+       {"gpu0.nvlink_peers=\n", "gpu0.nvlink_peers=00000000:2A:00.0,\n",
+        "gpu0.nvlink_peers=00000000:2A:00.0,,00000000:3A:00.0\n",
+        "gpu0.nvlink_peers=000000000000000000000000000000000:2A:00.0\n",  // longer than busId
+        "gpu0.nvlink_switch=yes\n", "gpu0.error.nvlink_remotes=1\n"}) {
+    INFO(config);
+    const FakeNvml fake(config);
+    const NodeReading node = fake.read();
+    CHECK_FALSE(node.nvml_loaded);
+    CHECK(node.nvml_error == "nvmlInit: Unknown Error");
+  }
+}
+
 TEST_CASE("nvml fake: nvmlInit failing leaves NVML unloaded with the reason") {
   for (const char* config : {"init_error=driver_not_loaded\n", "init_error=1\n"}) {
     INFO(config);

@@ -93,11 +93,26 @@ PcieExpectation pcie_expectation(int sku_generation, int sku_width, int max_gene
 std::vector<PairJudgement> classify_matrix(const BandwidthMatrix& matrix,
                                            const std::vector<std::vector<bool>>& peer_access,
                                            double fail_below, double warn_below) {
+  const std::size_t n = matrix.size();
+  const BandwidthMatrix fail(n, std::vector<std::optional<double>>(n, fail_below));
+  const BandwidthMatrix warn(n, std::vector<std::optional<double>>(n, warn_below));
+  return classify_matrix(matrix, peer_access, fail, warn);
+}
+
+std::vector<PairJudgement> classify_matrix(const BandwidthMatrix& matrix,
+                                           const std::vector<std::vector<bool>>& peer_access,
+                                           const BandwidthMatrix& fail_limits,
+                                           const BandwidthMatrix& warn_limits) {
+  const auto limit = [](const BandwidthMatrix& limits, std::size_t i, std::size_t j) {
+    return i < limits.size() && j < limits[i].size() ? limits[i][j].value_or(0.0) : 0.0;
+  };
   std::vector<PairJudgement> out;
   const std::size_t n = matrix.size();
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
+      const double fail_below = limit(fail_limits, i, j);
+      const double warn_below = limit(warn_limits, i, j);
       PairJudgement judgement;
       judgement.from = static_cast<int>(i);
       judgement.to = static_cast<int>(j);
@@ -125,6 +140,40 @@ std::vector<PairJudgement> classify_matrix(const BandwidthMatrix& matrix,
     }
   }
   return out;
+}
+
+NvlinkPairExpectation nvlink_pair_expectation(double full_gbps, int links_per_gpu,
+                                              const GpuReading& a, const GpuReading& b) {
+  NvlinkPairExpectation e;
+  const bool topology_read = a.nvlink_switch_links.has_value() && b.nvlink_switch_links.has_value();
+  if (full_gbps <= 0.0) {
+    e.basis = "no NVLink expected for this SKU";
+    return e;
+  }
+  if (!topology_read) {
+    e.gbps = full_gbps;
+    e.basis = "the SKU's full NVLink set (topology not read)";
+    return e;
+  }
+  if (*a.nvlink_switch_links > 0 && *b.nvlink_switch_links > 0) {
+    e.gbps = full_gbps;
+    e.basis = "NVSwitch";
+    return e;
+  }
+  const auto direct = [](const GpuReading& from, const GpuReading& to) {
+    return static_cast<int>(std::count(from.nvlink_peer_bus_ids.begin(),
+                                       from.nvlink_peer_bus_ids.end(), to.pci_bus_id));
+  };
+  // Both ends report the links between them; the smaller count is what carries data.
+  const int links = std::min(direct(a, b), direct(b, a));
+  e.direct_links = links;
+  if (links == 0 || links_per_gpu <= 0) {
+    e.basis = "no NVLink between them";
+    return e;
+  }
+  e.gbps = full_gbps * std::min(1.0, static_cast<double>(links) / links_per_gpu);
+  e.basis = std::to_string(links) + " direct link" + (links == 1 ? "" : "s");
+  return e;
 }
 
 MergedRanges merge_bad_chunks(std::vector<ChunkMismatch> chunks, std::uint64_t gap_words,

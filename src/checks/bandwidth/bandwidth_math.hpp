@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "preflight/bandwidth_engine.hpp"
+#include "preflight/gpu_backend.hpp"
 #include "preflight/stats.hpp"
 
 namespace preflight {
@@ -74,6 +75,30 @@ struct PairJudgement {
 std::vector<PairJudgement> classify_matrix(const BandwidthMatrix& matrix,
                                            const std::vector<std::vector<bool>>& peer_access,
                                            double fail_below, double warn_below);
+
+// The same with a limit per ordered pair (nullopt or <= 0: that level is off for the pair).
+std::vector<PairJudgement> classify_matrix(const BandwidthMatrix& matrix,
+                                           const std::vector<std::vector<bool>>& peer_access,
+                                           const BandwidthMatrix& fail_limits,
+                                           const BandwidthMatrix& warn_limits);
+
+// One direction of the NVLink bandwidth two GPUs should have. `full_gbps` is the SKU's
+// nvlink.expected_gbps (all of a GPU's links), `links_per_gpu` its
+// inventory.expected_nvlink_links.
+// - No expectation for the SKU (full_gbps <= 0): 0.
+// - Topology not read (no NVML): full_gbps.
+// - Both GPUs reach NVSwitches: full_gbps (every pair gets all links through the switches).
+// - Otherwise the links joining them directly (the lower of the two ends' counts):
+//   full_gbps x links / links_per_gpu, e.g. 150 GB/s for the 6 links a 4-GPU HGX H100 board
+//   gives each pair; 0 when none ("no NVLink between them": peer copies then go over PCIe and
+//   are not judged).
+struct NvlinkPairExpectation {
+  double gbps = 0.0;
+  int direct_links = 0;
+  std::string basis;  // for messages: "NVSwitch", "6 direct links", ...
+};
+NvlinkPairExpectation nvlink_pair_expectation(double full_gbps, int links_per_gpu,
+                                              const GpuReading& a, const GpuReading& b);
 
 // --- HBM pattern test ----------------------------------------------------------------------
 // What the pattern kernel reports per chunk of the tested region: the count of bad words and

@@ -41,6 +41,7 @@ struct PairFinding {
   double worst = 0.0;
   double limit = 0.0;
   bool measured = false;
+  NvlinkPairExpectation expected;  // of the first direction noted
 };
 
 }  // namespace
@@ -69,12 +70,34 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) {
   CheckResult result;
   result.name = info_.name;
   BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
-  const auto gpus = cuda_gpus(*ctx.node);
+  // The health reading carries the NVLink topology: which GPUs each link reaches.
+  NodeReading node = *ctx.node;
+  ctx.gpu->read_health(node);
+  const auto gpus = cuda_gpus(node);
   const std::size_t n = gpus.size();
   const Thresholds& t = *ctx.thresholds;
   const double expected = t.get("nvlink.expected_gbps");
-  const double fail = expected * t.get("nvlink.fail_fraction");
-  const double warn = expected * t.get("nvlink.warn_fraction");
+  const int links_per_gpu = static_cast<int>(t.get("inventory.expected_nvlink_links"));
+  // Each pair's expectation: all links through NVSwitches, or the links joining the two GPUs
+  // directly (a 4-GPU board gives each pair a third of them).
+  std::vector<std::vector<NvlinkPairExpectation>> pair_expected(
+      n, std::vector<NvlinkPairExpectation>(n));
+  BandwidthMatrix fail_limits(n, std::vector<std::optional<double>>(n));
+  BandwidthMatrix warn_limits = fail_limits;
+  BandwidthMatrix bidir_fail = fail_limits;
+  BandwidthMatrix bidir_warn = fail_limits;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const NvlinkPairExpectation e =
+          nvlink_pair_expectation(expected, links_per_gpu, *gpus[i], *gpus[j]);
+      pair_expected[i][j] = e;
+      fail_limits[i][j] = e.gbps * t.get("nvlink.fail_fraction");
+      warn_limits[i][j] = e.gbps * t.get("nvlink.warn_fraction");
+      bidir_fail[i][j] = 2 * *fail_limits[i][j];
+      bidir_warn[i][j] = 2 * *warn_limits[i][j];
+    }
+  }
   const auto end = ctx.deadline - 1s;
   const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
   const MeasurementShape shape = nvlink_shape(ctx.profile);
@@ -194,27 +217,41 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) {
       f.code = code;
       f.entity = pair_entity(a, b);
       f.worst = p.value;
+      f.expected = pair_expected[p.from][p.to];
     }
     f.text += (f.text.empty() ? "" : "; ") + text;
     if (p.kind == PairClass::fail || p.kind == PairClass::warn) {
-      f.measured = true;
-      f.worst = std::min(f.worst, p.value);
-      f.limit = p.limit;
+      // Value and limit come from the first direction noted (unidirectional ones come first);
+      // a bidirectional figure is on another scale and only adds to the text.
+      if (!f.measured) {
+        f.measured = true;
+        f.worst = p.value;
+        f.limit = p.limit;
+      } else if (p.limit == f.limit) {
+        f.worst = std::min(f.worst, p.value);
+      }
     }
   };
-  if (expected > 0) {
-    for (const auto& p : classify_matrix(unidir.values, access, fail, warn)) note(p, "");
-    std::vector<std::vector<bool>> both(n, std::vector<bool>(n, false));
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = 0; j < n; ++j) both[i][j] = i != j && access[i][j] && access[j][i];
-    }
-    for (const auto& p : classify_matrix(bidir.values, both, 2 * fail, 2 * warn)) {
-      if (p.kind != PairClass::no_peer_access && p.from < p.to) note(p, "bidirectional ");
-    }
+  for (const auto& p : classify_matrix(unidir.values, access, fail_limits, warn_limits)) {
+    // Without peer access a pair is a fault only where NVLink joins the two GPUs.
+    if (p.kind == PairClass::no_peer_access && pair_expected[p.from][p.to].gbps <= 0) continue;
+    note(p, "");
+  }
+  std::vector<std::vector<bool>> both(n, std::vector<bool>(n, false));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) both[i][j] = i != j && access[i][j] && access[j][i];
+  }
+  for (const auto& p : classify_matrix(bidir.values, both, bidir_fail, bidir_warn)) {
+    if (p.kind != PairClass::no_peer_access && p.from < p.to) note(p, "bidirectional ");
   }
   for (auto& [key, f] : merged) {
     std::string message = f.text;
-    if (f.measured) message += "; expected " + format_gbps(expected) + " per direction";
+    if (f.measured) {
+      message += "; expected " + format_gbps(f.expected.gbps) + " per direction (" +
+                 f.expected.basis + ")";
+    } else {
+      message += " (" + f.expected.basis + ")";
+    }
     // Literal codes: the catalogue test finds every emitted code in the sources.
     Finding finding = f.code == "NVLINK_NO_PEER_ACCESS"
                           ? make_finding("NVLINK_NO_PEER_ACCESS", f.entity, message)
@@ -244,7 +281,7 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) {
   result.summary = std::to_string(measured) + " of " + std::to_string(n * (n - 1)) +
                    " ordered pairs measured" +
                    (measured > 0 ? ", lowest " + format_gbps(lowest) : std::string()) +
-                   (expected > 0 ? ", expected " + format_gbps(expected)
+                   (expected > 0 ? ", SKU's links carry " + format_gbps(expected)
                                  : ", no NVLink expectation for this SKU");
   result.matrices = {access_matrix, unidir, bidir};
   result.status = status_from_findings(result.findings);
