@@ -17,6 +17,7 @@
 #include "gpu/cuda_check.hpp"
 #include "kernels/bandwidth_kernels.hpp"
 #include "kernels/memory_patterns.hpp"
+#include "preflight/memory_ranges.hpp"
 
 namespace preflight {
 namespace {
@@ -32,45 +33,6 @@ static_assert(static_cast<int>(MemoryPattern::zeros) == kPatternZeros &&
               "MemoryPattern values are the kernels' pattern ids");
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-
-// A chunk with mismatches under one pattern pass.
-struct BadChunk {
-  std::uint64_t bad = 0;
-  std::uint64_t first = 0;  // word indices in the region
-  std::uint64_t last = 0;
-};
-
-// The semantics of merge_bad_chunks (src/checks/bandwidth/bandwidth_math.cpp, in a library this
-// one does not link) with a gap of one chunk: taken by first bad word, a chunk joins the range
-// before it when at most a chunk's worth of good words lie between them. Ranges are
-// [first, last + 1) in bytes; a word bad under two patterns counts twice.
-void merge_ranges(std::vector<BadChunk> chunks, PatternResult& out) {
-  std::sort(chunks.begin(), chunks.end(),
-            [](const BadChunk& a, const BadChunk& b) { return a.first < b.first; });
-  bool open = false;
-  BadChunk range;
-  const auto close = [&] {
-    if (!open) return;
-    if (out.ranges.size() < kMaxBadRanges) {
-      out.ranges.push_back(BadRange{range.first * 4, (range.last + 1) * 4, range.bad});
-    } else {
-      out.ranges_truncated = true;
-    }
-    open = false;
-  };
-  for (const BadChunk& c : chunks) {
-    // Written as a subtraction so that last + 1 + gap cannot overflow.
-    if (open && (c.first <= range.last || c.first - range.last - 1 <= kPatternChunkWords)) {
-      range.last = std::max(range.last, c.last);
-      range.bad += c.bad;
-      continue;
-    }
-    close();
-    open = true;
-    range = c;
-  }
-  close();
-}
 
 bool cancelled(const PatternJob& job) {
   return job.cancel && job.cancel->load();
@@ -95,7 +57,7 @@ PatternResult CudaBandwidthEngine::pattern_test(const PatternJob& job) {
   std::optional<DeviceBuffer<unsigned long long>> total;
   std::optional<PinnedHostBuffer<PatternChunk>> host_chunks;
   std::optional<PinnedHostBuffer<unsigned long long>> host_total;
-  std::vector<BadChunk> bad_chunks;
+  std::vector<ChunkMismatch> bad_chunks;
   bool queued = false;
   const auto abandon = [&] {
     if (region) region->release();
@@ -173,7 +135,7 @@ PatternResult CudaBandwidthEngine::pattern_test(const PatternJob& job) {
         out.bad_words += bad;
         for (std::uint64_t c = 0; c < chunk_count; ++c) {
           const PatternChunk& chunk = (*host_chunks)[c];
-          if (chunk.bad != 0) bad_chunks.push_back(BadChunk{chunk.bad, chunk.first, chunk.last});
+          if (chunk.bad != 0) bad_chunks.push_back({c, chunk.bad, chunk.first, chunk.last});
         }
       }
       out.patterns_run.push_back(job.patterns[p]);
@@ -187,7 +149,10 @@ PatternResult CudaBandwidthEngine::pattern_test(const PatternJob& job) {
   } catch (const std::exception& e) {
     out.error = e.what();
   }
-  merge_ranges(std::move(bad_chunks), out);  // what the completed passes found
+  // What the completed passes found; chunks a chunk's worth of good words apart join.
+  const MergedRanges merged = merge_bad_chunks(std::move(bad_chunks), kPatternChunkWords);
+  out.ranges = merged.ranges;
+  out.ranges_truncated = merged.truncated;
 
   if (!out.error.empty()) {
     // Freed once the stream is idle, leaked when it is not by the deadline or the context is

@@ -11,9 +11,6 @@
 namespace preflight {
 namespace {
 
-// Bytes per 32-bit word: the pattern test reports word indices, ranges are in bytes.
-constexpr std::uint64_t kWordBytes = 4;
-
 // Lane rate from the transfer rate (GT/s) and the line code: each transfer carries one bit per
 // lane, of which payload/total are data; 8 bits a byte.
 constexpr double lane_gbps(double gigatransfers, double payload, double total) {
@@ -174,50 +171,6 @@ NvlinkPairExpectation nvlink_pair_expectation(double full_gbps, int links_per_gp
   e.gbps = full_gbps * std::min(1.0, static_cast<double>(links) / links_per_gpu);
   e.basis = std::to_string(links) + " direct link" + (links == 1 ? "" : "s");
   return e;
-}
-
-MergedRanges merge_bad_chunks(std::vector<ChunkMismatch> chunks, std::uint64_t gap_words,
-                              std::size_t max_ranges) {
-  MergedRanges merged;
-  std::sort(chunks.begin(), chunks.end(), [](const ChunkMismatch& a, const ChunkMismatch& b) {
-    return a.first_word < b.first_word;
-  });
-
-  // Ranges are built in word indices and converted to bytes once closed.
-  bool open = false;
-  std::uint64_t first = 0;
-  std::uint64_t last = 0;
-  std::uint64_t words = 0;
-  auto close = [&] {
-    if (!open) return;
-    if (merged.ranges.size() < max_ranges) {
-      merged.ranges.push_back(BadRange{first * kWordBytes, (last + 1) * kWordBytes, words});
-    } else {
-      merged.truncated = true;
-    }
-    open = false;
-  };
-
-  for (const ChunkMismatch& chunk : chunks) {
-    merged.bad_words += chunk.bad_words;
-    // A chunk reported with its indices swapped still covers both words.
-    const std::uint64_t chunk_first = std::min(chunk.first_word, chunk.last_word);
-    const std::uint64_t chunk_last = std::max(chunk.first_word, chunk.last_word);
-    // Written as a subtraction so that last + 1 + gap cannot overflow near 2^64.
-    const bool joins = open && (chunk_first <= last || chunk_first - last - 1 <= gap_words);
-    if (joins) {
-      last = std::max(last, chunk_last);
-      words += chunk.bad_words;
-      continue;
-    }
-    close();
-    open = true;
-    first = chunk_first;
-    last = chunk_last;
-    words = chunk.bad_words;
-  }
-  close();
-  return merged;
 }
 
 std::string describe_range(const BadRange& range) {
