@@ -270,6 +270,10 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "A CUDA call failed while a bandwidth check copied or tested memory on this GPU or pair.",
        "Check `dmesg` for Xid errors; if the message says out of memory, free the memory another "
        "process holds; otherwise reset the GPU or reboot and rerun."},
+      {"BANDWIDTH_GPU_NOT_TESTED", Severity::warn,
+       "CUDA cannot use this GPU, so its copies and memory were not measured: it is unverified.",
+       "Fix why CUDA cannot see the GPU (inventory reports it: CUDA_VISIBLE_DEVICES, Xid "
+       "errors, a GPU lost to the driver), then rerun."},
       {"BANDWIDTH_TIMEOUT", Severity::fail,
        "Copies or memory tests on this GPU or pair did not complete before the check's deadline: "
        "the GPU, the link or the driver hung.",

@@ -305,3 +305,20 @@ TEST_CASE("bandwidth checks: a 4-GPU board's pairs are held to their direct link
     CHECK_THAT(o.check("nvlink").findings.at(0).message, Catch::Contains("NVSwitch"));
   }
 }
+
+TEST_CASE("bandwidth checks: a GPU CUDA cannot use is reported untested, never a silent pass") {
+  test::FakeBandwidthEngine engine;
+  NodeReading node = test::healthy_node(3);
+  node.gpus[1].cuda_ordinal = -1;
+  const auto o = run_checks(node, engine, {"pcie", "nvlink", "hbm"});
+  for (const char* name : {"pcie", "nvlink", "hbm"}) {
+    INFO(name);
+    CHECK(findings(o.check(name)).count("BANDWIDTH_GPU_NOT_TESTED@gpu1") == 1);
+    CHECK(o.check(name).status == Status::warn);
+  }
+  NodeReading none = test::healthy_node(2);
+  for (auto& g : none.gpus) g.cuda_ordinal = -1;
+  const auto skipped = run_checks(none, engine, {"pcie", "hbm"});
+  CHECK(skipped.check("pcie").status == Status::skip);
+  CHECK_THAT(skipped.check("hbm").skip_reason, Catch::Contains("CUDA can use none"));
+}

@@ -87,6 +87,12 @@ std::optional<T> call_bounded(CheckContext& ctx, SteadyClock::time_point deadlin
   return std::move(slot->value);
 }
 
+// The skip reason of a check that needs GPUs CUDA can use, when the node has none (they are
+// listed but CUDA sees none of them: inventory says why).
+std::optional<std::string> no_cuda_gpu_reason(const CheckContext& ctx);
+// BANDWIDTH_GPU_NOT_TESTED for every GPU of the node that CUDA cannot use.
+void report_untested_gpus(const NodeReading& node, std::vector<Finding>& findings);
+
 // Findings for a measurement's failure on `entity` ("gpu3", "gpu0-gpu1"): BANDWIDTH_TIMEOUT
 // (result nullopt or timed_out), BANDWIDTH_CUDA_ERROR, BANDWIDTH_DATA_MISMATCH (a stream's
 // destination held bad words). `what` names the measurement ("host-to-device copies").

@@ -111,6 +111,24 @@ std::string format_gbps(double value) {
   return text;
 }
 
+std::optional<std::string> no_cuda_gpu_reason(const CheckContext& ctx) {
+  if (ctx.gpu == nullptr || ctx.gpu->bandwidth_engine() == nullptr) {
+    return std::string("this binary has no copy engine (built without CUDA)");
+  }
+  for (const auto& g : ctx.node->gpus) {
+    if (g.cuda_ordinal >= 0) return std::nullopt;
+  }
+  return std::string("CUDA can use none of the node's GPUs (see inventory)");
+}
+
+void report_untested_gpus(const NodeReading& node, std::vector<Finding>& findings) {
+  for (const auto& g : node.gpus) {
+    if (g.cuda_ordinal >= 0) continue;
+    findings.push_back(make_finding("BANDWIDTH_GPU_NOT_TESTED", gpu_entity(g.index),
+                                    "not measured: CUDA does not see this GPU (see inventory)"));
+  }
+}
+
 bool judge_measurement_failure(const std::optional<MeasurementResult>& result,
                                const std::string& entity, const std::string& what,
                                std::vector<Finding>& findings) {

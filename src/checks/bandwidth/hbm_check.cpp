@@ -161,15 +161,13 @@ HbmCheck::HbmCheck() {
 }
 
 std::optional<std::string> HbmCheck::skip_reason(const CheckContext& ctx) const {
-  if (ctx.gpu == nullptr || ctx.gpu->bandwidth_engine() == nullptr) {
-    return std::string("this binary has no copy engine (built without CUDA)");
-  }
-  return std::nullopt;
+  return no_cuda_gpu_reason(ctx);
 }
 
 CheckResult HbmCheck::run(CheckContext& ctx) {
   CheckResult result;
   result.name = info_.name;
+  report_untested_gpus(*ctx.node, result.findings);
   BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
   const auto end = ctx.deadline - 1s;
   std::vector<const GpuReading*> gpus;

@@ -57,9 +57,7 @@ NvlinkCheck::NvlinkCheck() {
 }
 
 std::optional<std::string> NvlinkCheck::skip_reason(const CheckContext& ctx) const {
-  if (ctx.gpu == nullptr || ctx.gpu->bandwidth_engine() == nullptr) {
-    return std::string("this binary has no copy engine (built without CUDA)");
-  }
+  if (auto why = no_cuda_gpu_reason(ctx)) return why;
   if (cuda_gpus(*ctx.node).size() < 2) {
     return std::string("a single GPU: there is no GPU pair to measure");
   }
@@ -69,6 +67,7 @@ std::optional<std::string> NvlinkCheck::skip_reason(const CheckContext& ctx) con
 CheckResult NvlinkCheck::run(CheckContext& ctx) {
   CheckResult result;
   result.name = info_.name;
+  report_untested_gpus(*ctx.node, result.findings);
   BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
   // The health reading carries the NVLink topology: which GPUs each link reaches.
   NodeReading node = *ctx.node;

@@ -72,15 +72,13 @@ PcieCheck::PcieCheck() {
 }
 
 std::optional<std::string> PcieCheck::skip_reason(const CheckContext& ctx) const {
-  if (ctx.gpu == nullptr || ctx.gpu->bandwidth_engine() == nullptr) {
-    return std::string("this binary has no copy engine (built without CUDA)");
-  }
-  return std::nullopt;
+  return no_cuda_gpu_reason(ctx);
 }
 
 CheckResult PcieCheck::run(CheckContext& ctx) {
   CheckResult result;
   result.name = info_.name;
+  report_untested_gpus(*ctx.node, result.findings);
   BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
   NodeReading node = *ctx.node;
   ctx.gpu->read_health(node);  // the PCIe link readings
