@@ -12,6 +12,7 @@
 
 #include "preflight/bandwidth_engine.hpp"
 #include "preflight/gemm_engine.hpp"
+#include "preflight/rdma_engine.hpp"
 
 namespace preflight {
 
@@ -132,6 +133,8 @@ class GpuBackend {
   virtual GemmEngine* gemm_engine() { return nullptr; }
   // The copy and memory-pattern engine (pcie, nvlink, hbm checks); nullptr when none.
   virtual BandwidthEngine* bandwidth_engine() { return nullptr; }
+  // The RDMA engine (rdma check): libibverbs where built with it; nullptr when none.
+  virtual RdmaEngine* rdma_engine() { return nullptr; }
 };
 
 // The backend this binary was built with: NVML + CUDA when built with PREFLIGHT_WITH_CUDA,

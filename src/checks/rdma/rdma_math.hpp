@@ -1,0 +1,92 @@
+#pragma once
+// Host-side logic of the rdma check: port rate decoding, expectations, transfer planning and
+// classification. Pure functions, unit-tested (tests/unit/test_rdma_math.cpp).
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "preflight/gpu_backend.hpp"
+#include "preflight/rdma_engine.hpp"
+
+namespace preflight {
+
+// ibv_port_attr.active_width encoding -> lanes: 1 -> 1x, 2 -> 4x, 4 -> 8x, 8 -> 12x, 16 -> 2x;
+// 0 for an unknown encoding.
+int rdma_width_lanes(int active_width);
+// ibv_port_attr.active_speed encoding -> Gb/s per lane (signalling rate after encoding, as
+// ibv_devinfo and `ibstat` report rates): 1 SDR 2.5, 2 DDR 5, 4 QDR 10, 8 FDR10 10, 16 FDR 14.0625,
+// 32 EDR 25.78125, 64 HDR 53.125, 128 NDR 106.25, 256 XDR 212.5; 0 when unknown.
+// The rate is then rounded as the tools print it: EDR 4x is "100 Gb/s", HDR 4x "200", NDR 4x
+// "400".
+double rdma_lane_gbps(int active_speed);
+// The port's data rate as ibstat prints it ("Rate: 400"): lanes x nominal lane rate, where the
+// nominal rates are SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200.
+// 0 when either encoding is unknown.
+double rdma_port_rate_gbps(int active_speed, int active_width);
+// "NDR 4x (400 Gb/s)"; "speed 0x? 4x" for unknown encodings.
+std::string rdma_port_rate_name(int active_speed, int active_width);
+
+// --- Expectations ---------------------------------------------------------------------------
+struct RdmaExpectations {
+  std::optional<int> rnics;  // --expect-rnics: ports that must be ACTIVE/LinkUp; nullopt: any
+  double min_port_gbps = 0;  // rdma.min_port_gbps (0: no minimum)
+};
+
+enum class PortIssue {
+  none,
+  down,          // state not ACTIVE or physical state not LinkUp
+  slow,          // rate below min_port_gbps
+  no_gid,        // Ethernet without a usable RoCE GID
+  unknown_rate,  // the rate could not be decoded
+};
+struct PortJudgement {
+  std::string device;
+  int port = 1;
+  PortIssue issue = PortIssue::none;
+  std::string detail;  // "state DOWN, physical Disabled" / "200 Gb/s below 400 Gb/s"
+};
+// Judges every port of every device (devices with an error are left to the caller). Returns
+// the ports with an issue (one entry per issue, a port may have several).
+std::vector<PortJudgement> judge_ports(const std::vector<RdmaDevice>& devices,
+                                       const RdmaExpectations& expect);
+// Ports that are ACTIVE and LinkUp, as (device, port).
+std::vector<std::pair<std::string, int>> usable_ports(const std::vector<RdmaDevice>& devices);
+
+// --- Planning -------------------------------------------------------------------------------
+struct PlannedTransfer {
+  std::string from_device;
+  int from_port = 1;
+  std::string to_device;
+  int to_port = 1;
+  RdmaMemory memory = RdmaMemory::host;
+  int gpu_index = -1;  // GPUDirect: the NVML index of the GPU
+  double expected_gbps = 0;  // the lower of the two ports' rates
+  std::string entity;  // "mlx5_0" (loopback, GPUDirect) or "mlx5_0-mlx5_3" (pair)
+  std::string kind;    // "loopback", "pair", "gpudirect"
+};
+// The transfers of one run over the usable ports: a loopback per port, every ordered pair of
+// distinct ports (each device's first usable port), and a GPUDirect loopback per device that
+// has a nearest GPU (with its CUDA ordinal looked up by the caller). Ordered as listed.
+std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices);
+
+// --- Classification -------------------------------------------------------------------------
+enum class TransferClass { ok, warn, fail };
+// Against the expected rate: below fail_fraction fails, below warn_fraction warns; an expected
+// rate of 0 (unknown) judges nothing.
+TransferClass classify_transfer(double gbps, double expected_gbps, double fail_fraction,
+                                double warn_fraction);
+
+// The GPU closest to a NIC: the one sharing the longest prefix of the PCI device path (sysfs
+// realpath of each device, e.g. /sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/...; a
+// prefix counts whole path components), ties broken by same NUMA node, then by lower index.
+// -1 when there are no GPUs.
+struct GpuLocation {
+  int index = 0;  // NVML index
+  std::string sysfs_path;
+  int numa_node = -1;
+};
+int nearest_gpu(const std::string& nic_sysfs_path, int nic_numa_node,
+                const std::vector<GpuLocation>& gpus);
+
+}  // namespace preflight

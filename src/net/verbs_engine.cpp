@@ -1,0 +1,28 @@
+// placeholder until the libibverbs engine lands: reports no RDMA support.
+#include "preflight/rdma_engine.hpp"
+
+namespace preflight {
+
+namespace {
+
+class NoRdmaEngine final : public RdmaEngine {
+ public:
+  RdmaInventory inventory() override {
+    RdmaInventory inv;
+    inv.error = "built without libibverbs (-DPREFLIGHT_WITH_IBVERBS=OFF)";
+    return inv;
+  }
+  RdmaTransferResult transfer(const RdmaTransferJob&) override {
+    RdmaTransferResult r;
+    r.error = "built without libibverbs (-DPREFLIGHT_WITH_IBVERBS=OFF)";
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RdmaEngine> make_system_rdma_engine() {
+  return std::make_unique<NoRdmaEngine>();
+}
+
+}  // namespace preflight
