@@ -161,6 +161,7 @@ class CudaNvmlBackend final : public GpuBackend {
   std::optional<GpuTelemetry> telemetry(const GpuReading& gpu) override;
   GemmEngine* gemm_engine() override { return &gemm_engine_; }
   BandwidthEngine* bandwidth_engine() override { return &bandwidth_engine_; }
+  RdmaEngine* rdma_engine() override { return rdma_engine_.get(); }
 
  private:
   // Loaded once and kept: NVML device handles stay valid only while it is initialized. Once,
@@ -176,6 +177,7 @@ class CudaNvmlBackend final : public GpuBackend {
   std::unique_ptr<NvmlLibrary> nvml_;
   CudaGemmEngine gemm_engine_;            // stateless: shared by the check's per-GPU threads
   CudaBandwidthEngine bandwidth_engine_;  // stateless too
+  std::unique_ptr<RdmaEngine> rdma_engine_ = make_system_rdma_engine();
 };
 
 NodeReading CudaNvmlBackend::discover() {

@@ -22,6 +22,11 @@ class NullGpuBackend final : public GpuBackend {
     gpu.responsive = false;
     gpu.probe_error = kNoCuda;
   }
+  // RDMA needs no GPU: the rdma check runs in this build too (without GPUDirect).
+  RdmaEngine* rdma_engine() override { return rdma_engine_.get(); }
+
+ private:
+  std::unique_ptr<RdmaEngine> rdma_engine_ = make_system_rdma_engine();
 };
 
 }  // namespace
