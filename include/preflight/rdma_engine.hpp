@@ -39,7 +39,8 @@ struct RdmaDevice {
   std::optional<int> pcie_max_width;
   std::string firmware;            // ibv_query_device fw_ver
   std::vector<RdmaPort> ports;
-  int nearest_gpu = -1;  // NVML index of the GPU closest on the PCI tree (filled by the check)
+  // NVML index of the GPU closest on the PCI tree; -1: the check works it out from sysfs.
+  int nearest_gpu = -1;
   std::string error;     // the device could not be opened or queried
 };
 

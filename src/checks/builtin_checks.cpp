@@ -5,6 +5,7 @@
 #include "checks/bandwidth/pcie_check.hpp"
 #include "checks/gemm/gemm_check.hpp"
 #include "checks/inventory/inventory_check.hpp"
+#include "checks/rdma/rdma_check.hpp"
 #include "preflight/check.hpp"
 
 namespace preflight {
@@ -15,6 +16,7 @@ void register_builtin_checks(CheckRegistry& registry) {
   registry.add(std::make_unique<PcieCheck>());
   registry.add(std::make_unique<NvlinkCheck>());
   registry.add(std::make_unique<HbmCheck>());
+  registry.add(std::make_unique<RdmaCheck>());
 }
 
 }  // namespace preflight

@@ -114,6 +114,17 @@ const std::vector<ThresholdSpec>& threshold_specs() {
       {"hbm.test_fraction", "fraction",
        "share of the free GPU memory the pattern test covers in the standard and burnin profiles",
        0.05, 0.98, false, 0.9},
+      // RDMA. min_port_gbps is the node's NIC configuration, not the GPU's: the SKU values are
+      // the DGX reference nodes' NICs (docs/thresholds.md), other fabrics override them.
+      {"rdma.min_port_gbps", "Gb/s",
+       "every active RDMA port must run at least this rate, Gb/s (0: no minimum)", 0, 3200, false,
+       0},
+      {"rdma.fail_fraction", "fraction",
+       "an RDMA transfer's Gb/s below this share of the expected port rate fails", 0, 1, false,
+       0.75},
+      {"rdma.warn_fraction", "fraction",
+       "an RDMA transfer's Gb/s below this share of the expected port rate warns", 0, 1, false,
+       0.9},
   };
   return specs;
 }
@@ -143,7 +154,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp32_peak_tflops", 19.5},
         {"gemm.fp64_peak_tflops", 19.5},
         {"nvlink.expected_gbps", 300},
-        {"hbm.peak_gbps", 1555}}},
+        {"hbm.peak_gbps", 1555},
+        {"rdma.min_port_gbps", 200}}},
       {"a100-sxm4-80gb",
        "NVIDIA A100 SXM4 80GB",
        {0x20B2},
@@ -157,7 +169,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp32_peak_tflops", 19.5},
         {"gemm.fp64_peak_tflops", 19.5},
         {"nvlink.expected_gbps", 300},
-        {"hbm.peak_gbps", 2039}}},
+        {"hbm.peak_gbps", 2039},
+        {"rdma.min_port_gbps", 200}}},
       {"a100-pcie-40gb",
        "NVIDIA A100 PCIe 40GB",
        {0x20B1, 0x20F1},
@@ -171,7 +184,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp32_peak_tflops", 19.5},
         {"gemm.fp64_peak_tflops", 19.5},
         {"nvlink.expected_gbps", 0},
-        {"hbm.peak_gbps", 1555}}},
+        {"hbm.peak_gbps", 1555},
+        {"rdma.min_port_gbps", 0}}},
       {"a100-pcie-80gb",
        "NVIDIA A100 PCIe 80GB",
        {0x20B5},
@@ -185,7 +199,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp32_peak_tflops", 19.5},
         {"gemm.fp64_peak_tflops", 19.5},
         {"nvlink.expected_gbps", 0},
-        {"hbm.peak_gbps", 1935}}},
+        {"hbm.peak_gbps", 1935},
+        {"rdma.min_port_gbps", 0}}},
       {"h100-sxm5-80gb",
        "NVIDIA H100 SXM5 80GB",
        {0x2330},
@@ -199,7 +214,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp32_peak_tflops", 67},
         {"gemm.fp64_peak_tflops", 67},
         {"nvlink.expected_gbps", 450},
-        {"hbm.peak_gbps", 3350}}},
+        {"hbm.peak_gbps", 3350},
+        {"rdma.min_port_gbps", 400}}},
       {"h100-pcie-80gb",
        "NVIDIA H100 PCIe 80GB",
        {0x2331},
@@ -213,7 +229,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp32_peak_tflops", 51},
         {"gemm.fp64_peak_tflops", 51},
         {"nvlink.expected_gbps", 0},
-        {"hbm.peak_gbps", 2000}}},
+        {"hbm.peak_gbps", 2000},
+        {"rdma.min_port_gbps", 0}}},
       {"h200-sxm-141gb",
        "NVIDIA H200 SXM 141GB",
        {0x2335},
@@ -227,7 +244,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp32_peak_tflops", 67},
         {"gemm.fp64_peak_tflops", 67},
         {"nvlink.expected_gbps", 450},
-        {"hbm.peak_gbps", 4800}}},
+        {"hbm.peak_gbps", 4800},
+        {"rdma.min_port_gbps", 400}}},
       // "H200 NVL" also contains "H200": detect_sku prefers the longest matching pattern, so
       // the PCIe card is never taken for the SXM module (which expects 18 NVLink links).
       {"h200-nvl-141gb",
@@ -243,7 +261,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp32_peak_tflops", 60},
         {"gemm.fp64_peak_tflops", 60},
         {"nvlink.expected_gbps", 0},
-        {"hbm.peak_gbps", 4800}}},
+        {"hbm.peak_gbps", 4800},
+        {"rdma.min_port_gbps", 0}}},
   };
   return table;
 }

@@ -73,6 +73,7 @@ class FakeBackend final : public GpuBackend {
   bool hang_discovery = false;
   std::atomic<int> probes{0};
   int hang_probe_gpu = -1;               // probe() of this GPU index blocks until release_probes()
+  RdmaEngine* rdma = nullptr;            // rdma_engine(); null: the check skips
   BandwidthEngine* bandwidth = nullptr;  // bandwidth_engine(); null: the checks skip
   GemmEngine* gemm = nullptr;            // gemm_engine(); null: none, the check skips
   std::optional<GpuTelemetry> telemetry_sample;  // what telemetry() returns for every GPU
@@ -114,6 +115,7 @@ class FakeBackend final : public GpuBackend {
   }
   GemmEngine* gemm_engine() override { return gemm; }
   BandwidthEngine* bandwidth_engine() override { return bandwidth; }
+  RdmaEngine* rdma_engine() override { return rdma; }
   void release_probes() {
     {
       std::lock_guard<std::mutex> lock(probe_gate_->mutex);

@@ -290,6 +290,8 @@ TEST_CASE("thresholds: hostile documents are InvalidInput naming the key path") 
        "nvlink.warn_fraction: 0.5 is below nvlink.fail_fraction (0.6)"},
       {R"({"hbm": {"fail_fraction": 0.9}})",
        "hbm.warn_fraction: 0.7 is below hbm.fail_fraction (0.9)"},
+      {R"({"rdma": {"warn_fraction": 0.7}})",
+       "rdma.warn_fraction: 0.7 is below rdma.fail_fraction (0.75)"},
       {R"({"inventory": {"temperature_fail_c": 90, "bogus": 1}})", "inventory.bogus: unknown key"},
       {R"({"inventory": {"temperature_warn_c": 70, "temperature_warn_c": 71}})",
        "inventory.temperature_warn_c: duplicate key"},

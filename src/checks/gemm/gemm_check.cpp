@@ -50,8 +50,10 @@ struct TelemetryLog {
 };
 
 void sample_until_stopped(const std::shared_ptr<TelemetryLog>& log, GpuBackend* backend) {
+  // At least one sample is taken even when the products end before this thread first runs,
+  // so a short run still reports its clocks.
   std::unique_lock<std::mutex> lock(log->mutex);
-  while (!log->stop) {
+  for (bool first = true; first || !log->stop; first = false) {
     lock.unlock();
     std::vector<std::optional<GpuTelemetry>> taken;
     for (const auto& gpu : log->gpus) taken.push_back(backend->telemetry(gpu));

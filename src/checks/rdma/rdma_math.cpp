@@ -1,1 +1,267 @@
-// placeholder: being written
+// Host-side logic of the rdma check (rdma_math.hpp). Everything here is pure so that the check's
+// judgements can be tested with made-up devices, without rdma-core or a NIC.
+#include "checks/rdma/rdma_math.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <utility>
+
+namespace preflight {
+namespace {
+
+// One ibv_port_attr speed encoding. The signalling rate is what the lane carries on the wire;
+// the nominal rate is the round figure the tools print and that port rates are quoted in.
+struct SpeedInfo {
+  int encoding;
+  const char* name;
+  double signalling_gbps;
+  double nominal_gbps;
+};
+
+// Encodings from rdma-core's enum ibv_port_speed; 256 (XDR) only fits the wider active_speed_ex.
+constexpr SpeedInfo kSpeeds[] = {
+    {1, "SDR", 2.5, 2.5},      {2, "DDR", 5.0, 5.0},        {4, "QDR", 10.0, 10.0},
+    {8, "FDR10", 10.0, 10.0},  {16, "FDR", 14.0625, 14.0},  {32, "EDR", 25.78125, 25.0},
+    {64, "HDR", 53.125, 50.0}, {128, "NDR", 106.25, 100.0}, {256, "XDR", 212.5, 200.0},
+};
+
+const SpeedInfo* find_speed(int active_speed) {
+  for (const SpeedInfo& speed : kSpeeds) {
+    if (speed.encoding == active_speed) return &speed;
+  }
+  return nullptr;
+}
+
+std::string format_gbps(double gbps) {
+  // %g: whole rates print without decimals ("400"), SDR keeps its half ("2.5").
+  char text[32];
+  std::snprintf(text, sizeof text, "%g Gb/s", gbps);
+  return text;
+}
+
+std::string hex(int value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%x", static_cast<unsigned>(value));
+  return text;
+}
+
+// The port's rate: the engine's own reading wins (it may come from sysfs where the encodings
+// are newer than this table), the decoded encodings otherwise.
+double port_rate(const RdmaPort& port) {
+  if (port.rate_gbps > 0) return port.rate_gbps;
+  return rdma_port_rate_gbps(port.active_speed, port.active_width);
+}
+
+bool port_up(const RdmaPort& port) {
+  return port.state == "ACTIVE" && port.phys_state == "LinkUp";
+}
+
+bool is_ethernet(const RdmaPort& port) {
+  return port.link_layer == "Ethernet";
+}
+
+// RoCE traffic is addressed by GID, so an Ethernet port without one cannot carry a transfer.
+bool port_usable(const RdmaPort& port) {
+  return port_up(port) && (!is_ethernet(port) || port.usable_gid);
+}
+
+std::string or_unknown(const std::string& text) {
+  return text.empty() ? "unknown" : text;
+}
+
+std::string port_entity(const RdmaDevice& device, const RdmaPort& port) {
+  return port.port_num == 1 ? device.name : device.name + ":" + std::to_string(port.port_num);
+}
+
+std::vector<std::string> path_components(const std::string& path) {
+  // Empty components (a leading, doubled or trailing '/') are not part of the tree.
+  std::vector<std::string> components;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (end > start) components.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return components;
+}
+
+std::size_t common_prefix(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+}  // namespace
+
+int rdma_width_lanes(int active_width) {
+  switch (active_width) {
+    case 1:
+      return 1;
+    case 2:
+      return 4;
+    case 4:
+      return 8;
+    case 8:
+      return 12;
+    case 16:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+double rdma_lane_gbps(int active_speed) {
+  const SpeedInfo* speed = find_speed(active_speed);
+  return speed != nullptr ? speed->signalling_gbps : 0.0;
+}
+
+double rdma_port_rate_gbps(int active_speed, int active_width) {
+  const SpeedInfo* speed = find_speed(active_speed);
+  const int lanes = rdma_width_lanes(active_width);
+  if (speed == nullptr || lanes == 0) return 0.0;
+  return speed->nominal_gbps * lanes;
+}
+
+std::string rdma_port_rate_name(int active_speed, int active_width) {
+  const SpeedInfo* speed = find_speed(active_speed);
+  const int lanes = rdma_width_lanes(active_width);
+  std::string name = speed != nullptr ? speed->name : "speed " + hex(active_speed);
+  name += lanes != 0 ? " " + std::to_string(lanes) + "x" : " width " + hex(active_width);
+  if (speed != nullptr && lanes != 0) {
+    name += " (" + format_gbps(rdma_port_rate_gbps(active_speed, active_width)) + ")";
+  }
+  return name;
+}
+
+std::vector<PortJudgement> judge_ports(const std::vector<RdmaDevice>& devices,
+                                       const RdmaExpectations& expect) {
+  std::vector<PortJudgement> issues;
+  for (const RdmaDevice& device : devices) {
+    if (!device.error.empty()) continue;
+    for (const RdmaPort& port : device.ports) {
+      auto add = [&](PortIssue issue, std::string detail) {
+        issues.push_back({device.name, port.port_num, issue, std::move(detail)});
+      };
+      if (!port_up(port)) {
+        add(PortIssue::down,
+            "state " + or_unknown(port.state) + ", physical " + or_unknown(port.phys_state));
+        continue;
+      }
+      const double rate = port_rate(port);
+      if (rate <= 0) {
+        add(PortIssue::unknown_rate,
+            "rate unknown (" + rdma_port_rate_name(port.active_speed, port.active_width) + ")");
+      } else if (expect.min_port_gbps > 0 && rate < expect.min_port_gbps) {
+        add(PortIssue::slow,
+            format_gbps(rate) + ", below the minimum of " + format_gbps(expect.min_port_gbps));
+      }
+      if (is_ethernet(port) && !port.usable_gid) {
+        add(PortIssue::no_gid, "no RoCE v2 GID with an IP address");
+      }
+    }
+  }
+  return issues;
+}
+
+std::vector<std::pair<std::string, int>> usable_ports(const std::vector<RdmaDevice>& devices) {
+  std::vector<std::pair<std::string, int>> ports;
+  for (const RdmaDevice& device : devices) {
+    if (!device.error.empty()) continue;
+    for (const RdmaPort& port : device.ports) {
+      if (port_usable(port)) ports.emplace_back(device.name, port.port_num);
+    }
+  }
+  return ports;
+}
+
+std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices) {
+  struct Endpoint {
+    const RdmaDevice* device;
+    const RdmaPort* port;
+  };
+  std::vector<PlannedTransfer> plan;
+  std::vector<Endpoint> firsts;  // each device's first usable port, in device order
+
+  for (const RdmaDevice& device : devices) {
+    if (!device.error.empty()) continue;
+    bool first = true;
+    for (const RdmaPort& port : device.ports) {
+      if (!port_usable(port)) continue;
+      if (first) firsts.push_back({&device, &port});
+      first = false;
+      PlannedTransfer t;
+      t.from_device = t.to_device = device.name;
+      t.from_port = t.to_port = port.port_num;
+      t.expected_gbps = port_rate(port);
+      t.entity = port_entity(device, port);
+      t.kind = "loopback";
+      plan.push_back(std::move(t));
+    }
+  }
+
+  for (const Endpoint& from : firsts) {
+    for (const Endpoint& to : firsts) {
+      if (from.device == to.device || is_ethernet(*from.port) != is_ethernet(*to.port)) continue;
+      PlannedTransfer t;
+      t.from_device = from.device->name;
+      t.from_port = from.port->port_num;
+      t.to_device = to.device->name;
+      t.to_port = to.port->port_num;
+      // An unknown rate (0) on either side leaves the pair unjudged, as min() keeps the 0.
+      t.expected_gbps = std::min(port_rate(*from.port), port_rate(*to.port));
+      t.entity = from.device->name + "-" + to.device->name;
+      t.kind = "pair";
+      plan.push_back(std::move(t));
+    }
+  }
+
+  for (const Endpoint& e : firsts) {
+    if (e.device->nearest_gpu < 0) continue;
+    PlannedTransfer t;
+    t.from_device = t.to_device = e.device->name;
+    t.from_port = t.to_port = e.port->port_num;
+    t.memory = RdmaMemory::gpu;
+    t.gpu_index = e.device->nearest_gpu;
+    t.expected_gbps = port_rate(*e.port);
+    t.entity = e.device->name;
+    t.kind = "gpudirect";
+    plan.push_back(std::move(t));
+  }
+  return plan;
+}
+
+TransferClass classify_transfer(double gbps, double expected_gbps, double fail_fraction,
+                                double warn_fraction) {
+  if (!(expected_gbps > 0)) return TransferClass::ok;
+  // Written as !(a >= b) so that a NaN measurement fails rather than passes.
+  if (!(gbps >= fail_fraction * expected_gbps)) return TransferClass::fail;
+  if (!(gbps >= warn_fraction * expected_gbps)) return TransferClass::warn;
+  return TransferClass::ok;
+}
+
+int nearest_gpu(const std::string& nic_sysfs_path, int nic_numa_node,
+                const std::vector<GpuLocation>& gpus) {
+  const std::vector<std::string> nic = path_components(nic_sysfs_path);
+  const GpuLocation* best = nullptr;
+  std::size_t best_prefix = 0;
+  bool best_same_numa = false;
+  for (const GpuLocation& gpu : gpus) {
+    const std::size_t prefix = common_prefix(nic, path_components(gpu.sysfs_path));
+    // An unknown NUMA node (-1) matches nothing, not another unknown one.
+    const bool same_numa = nic_numa_node >= 0 && gpu.numa_node == nic_numa_node;
+    const bool better =
+        best == nullptr || prefix > best_prefix ||
+        (prefix == best_prefix &&
+         (same_numa > best_same_numa || (same_numa == best_same_numa && gpu.index < best->index)));
+    if (better) {
+      best = &gpu;
+      best_prefix = prefix;
+      best_same_numa = same_numa;
+    }
+  }
+  return best != nullptr ? best->index : -1;
+}
+
+}  // namespace preflight

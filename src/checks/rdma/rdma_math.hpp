@@ -14,17 +14,18 @@ namespace preflight {
 // ibv_port_attr.active_width encoding -> lanes: 1 -> 1x, 2 -> 4x, 4 -> 8x, 8 -> 12x, 16 -> 2x;
 // 0 for an unknown encoding.
 int rdma_width_lanes(int active_width);
-// ibv_port_attr.active_speed encoding -> Gb/s per lane (signalling rate after encoding, as
-// ibv_devinfo and `ibstat` report rates): 1 SDR 2.5, 2 DDR 5, 4 QDR 10, 8 FDR10 10, 16 FDR 14.0625,
-// 32 EDR 25.78125, 64 HDR 53.125, 128 NDR 106.25, 256 XDR 212.5; 0 when unknown.
-// The rate is then rounded as the tools print it: EDR 4x is "100 Gb/s", HDR 4x "200", NDR 4x
-// "400".
+// ibv_port_attr.active_speed encoding (or active_speed_ex, which adds 256 XDR) -> the lane's
+// signalling rate in Gb/s, line-code overhead included: 1 SDR 2.5, 2 DDR 5, 4 QDR 10, 8 FDR10 10,
+// 16 FDR 14.0625, 32 EDR 25.78125, 64 HDR 53.125, 128 NDR 106.25, 256 XDR 212.5; 0 when unknown.
+// The tools print nominal rates instead (EDR 4x "100 Gb/s", HDR 4x "200", NDR 4x "400"):
+// that is rdma_port_rate_gbps.
 double rdma_lane_gbps(int active_speed);
 // The port's data rate as ibstat prints it ("Rate: 400"): lanes x nominal lane rate, where the
 // nominal rates are SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200.
 // 0 when either encoding is unknown.
 double rdma_port_rate_gbps(int active_speed, int active_width);
-// "NDR 4x (400 Gb/s)"; "speed 0x? 4x" for unknown encodings.
+// "NDR 4x (400 Gb/s)", "SDR 1x (2.5 Gb/s)"; an unknown encoding is shown in hex and the rate
+// left out: "speed 0x3 4x", "NDR width 0x3".
 std::string rdma_port_rate_name(int active_speed, int active_width);
 
 // --- Expectations ---------------------------------------------------------------------------
@@ -44,13 +45,18 @@ struct PortJudgement {
   std::string device;
   int port = 1;
   PortIssue issue = PortIssue::none;
-  std::string detail;  // "state DOWN, physical Disabled" / "200 Gb/s below 400 Gb/s"
+  // "state DOWN, physical Disabled" / "200 Gb/s, below the minimum of 400 Gb/s"
+  std::string detail;
 };
 // Judges every port of every device (devices with an error are left to the caller). Returns
-// the ports with an issue (one entry per issue, a port may have several).
+// the ports with an issue (one entry per issue, a port may have several). A port that is down
+// is only `down`: its rate and GIDs mean nothing until the link is up. The rate is
+// RdmaPort::rate_gbps when set, else decoded from the encodings. expect.rnics is the caller's
+// to count against usable_ports().
 std::vector<PortJudgement> judge_ports(const std::vector<RdmaDevice>& devices,
                                        const RdmaExpectations& expect);
-// Ports that are ACTIVE and LinkUp, as (device, port).
+// Ports that are ACTIVE and LinkUp (and, on Ethernet, have a usable RoCE GID), as (device,
+// port), in the order of `devices` and their ports; devices with an error have none.
 std::vector<std::pair<std::string, int>> usable_ports(const std::vector<RdmaDevice>& devices);
 
 // --- Planning -------------------------------------------------------------------------------
@@ -60,14 +66,17 @@ struct PlannedTransfer {
   std::string to_device;
   int to_port = 1;
   RdmaMemory memory = RdmaMemory::host;
-  int gpu_index = -1;  // GPUDirect: the NVML index of the GPU
+  int gpu_index = -1;        // GPUDirect: the NVML index of the GPU
   double expected_gbps = 0;  // the lower of the two ports' rates
-  std::string entity;  // "mlx5_0" (loopback, GPUDirect) or "mlx5_0-mlx5_3" (pair)
-  std::string kind;    // "loopback", "pair", "gpudirect"
+  std::string entity;        // "mlx5_0" (loopback, GPUDirect) or "mlx5_0-mlx5_3" (pair)
+  std::string kind;          // "loopback", "pair", "gpudirect"
 };
-// The transfers of one run over the usable ports: a loopback per port, every ordered pair of
-// distinct ports (each device's first usable port), and a GPUDirect loopback per device that
-// has a nearest GPU (with its CUDA ordinal looked up by the caller). Ordered as listed.
+// The transfers of one run over the usable ports (usable_ports()): a loopback per port (entity
+// "mlx5_0", "mlx5_0:2" for a port other than 1), every ordered pair of distinct devices over
+// each device's first usable port (row-major in device order; devices whose first usable ports
+// differ in link layer are not paired, as InfiniBand and RoCE cannot connect), and a GPUDirect
+// loopback on the first usable port of each device with a nearest GPU (with its CUDA ordinal
+// looked up by the caller). Ordered as listed.
 std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices);
 
 // --- Classification -------------------------------------------------------------------------
