@@ -32,7 +32,7 @@ struct FaultKindSpec {
   FaultValue value = FaultValue::none;
   double min_value = 0.0;  // range for number values
   double max_value = 0.0;
-  bool integer = false;  // number values must be whole
+  bool integer = false;            // number values must be whole
   std::vector<std::string> words;  // allowed values for FaultValue::word
   std::string description;         // one line for `preflight list`
   std::vector<std::string> codes;  // finding codes this fault must produce

@@ -47,8 +47,8 @@ struct GpuReading {
   std::optional<int> pcie_gen_max_gpu;   // the most the GPU itself can do
   std::optional<int> pcie_width_current;
   std::optional<int> pcie_width_max;
-  std::optional<int> nvlink_active;                 // links reported active
-  std::optional<int> nvlink_supported;              // links NVML can query on this GPU
+  std::optional<int> nvlink_active;     // links reported active
+  std::optional<int> nvlink_supported;  // links NVML can query on this GPU
   // NVLink topology: for each active link that ends at another GPU, that GPU's PCI bus id
   // (normalized like pci_bus_id; one entry per link, so a pair joined by 6 links appears 6
   // times), and how many active links end at an NVSwitch. Empty / nullopt when not read.

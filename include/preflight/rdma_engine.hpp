@@ -16,13 +16,13 @@ namespace preflight {
 // One port of an RDMA device, as ibv_query_port and sysfs report it.
 struct RdmaPort {
   int port_num = 1;
-  std::string state;       // "ACTIVE", "DOWN", "INIT", "ARMED", ... (ibv_port_state_str)
-  std::string phys_state;  // "LinkUp", "Disabled", "Polling", ... (sysfs phys_state text)
-  int active_speed = 0;    // ibv_port_attr.active_speed encoding (or active_speed_ex)
-  int active_width = 0;    // ibv_port_attr.active_width encoding
-  double rate_gbps = 0.0;  // speed x width decoded (rdma_math.hpp), 0 when unknown
-  int active_mtu = 0;      // bytes (256..4096), 0 when unknown
-  std::string link_layer;  // "InfiniBand" or "Ethernet"
+  std::string state;        // "ACTIVE", "DOWN", "INIT", "ARMED", ... (ibv_port_state_str)
+  std::string phys_state;   // "LinkUp", "Disabled", "Polling", ... (sysfs phys_state text)
+  int active_speed = 0;     // ibv_port_attr.active_speed encoding (or active_speed_ex)
+  int active_width = 0;     // ibv_port_attr.active_width encoding
+  double rate_gbps = 0.0;   // speed x width decoded (rdma_math.hpp), 0 when unknown
+  int active_mtu = 0;       // bytes (256..4096), 0 when unknown
+  std::string link_layer;   // "InfiniBand" or "Ethernet"
   bool usable_gid = false;  // Ethernet: a RoCE v2 GID with an IP; InfiniBand: a valid GID 0
   int gid_index = -1;       // the GID index the transfers use
 };
@@ -37,11 +37,11 @@ struct RdmaDevice {
   std::optional<int> pcie_width;
   std::optional<int> pcie_max_gen;
   std::optional<int> pcie_max_width;
-  std::string firmware;            // ibv_query_device fw_ver
+  std::string firmware;  // ibv_query_device fw_ver
   std::vector<RdmaPort> ports;
   // NVML index of the GPU closest on the PCI tree; -1: the check works it out from sysfs.
   int nearest_gpu = -1;
-  std::string error;     // the device could not be opened or queried
+  std::string error;  // the device could not be opened or queried
 };
 
 struct RdmaInventory {
@@ -62,11 +62,11 @@ struct RdmaTransferJob {
   std::string to_device;
   int to_port = 1;
   RdmaMemory memory = RdmaMemory::host;  // gpu: GPUDirect (dma-buf, else peer memory)
-  int gpu_cuda_ordinal = -1;              // for RdmaMemory::gpu
+  int gpu_cuda_ordinal = -1;             // for RdmaMemory::gpu
   std::size_t message_bytes = std::size_t{1} << 20;
   int outstanding = 64;  // work requests in flight
   int signal_every = 16;
-  double seconds = 2.0;  // of writes after the connection is up
+  double seconds = 2.0;                            // of writes after the connection is up
   std::chrono::steady_clock::time_point deadline;  // every wait (QP transitions, polling)
   std::shared_ptr<const std::atomic<bool>> cancel;
   // Injected fault (rdma-slow): the sender idles so it delivers this share of its bandwidth.
@@ -74,12 +74,12 @@ struct RdmaTransferJob {
 };
 
 struct RdmaTransferResult {
-  bool connected = false;     // both QPs reached RTS
-  double gbps = 0.0;          // decimal Gb/s (1e9 bits per second) of payload written
-  std::uint64_t bytes = 0;    // payload written
-  bool verified = false;      // the destination was checked after the last write
+  bool connected = false;   // both QPs reached RTS
+  double gbps = 0.0;        // decimal Gb/s (1e9 bits per second) of payload written
+  std::uint64_t bytes = 0;  // payload written
+  bool verified = false;    // the destination was checked after the last write
   std::uint64_t bad_bytes = 0;
-  std::string registration;   // GPUDirect: "dma-buf", "peer-memory"; host: "host"
+  std::string registration;  // GPUDirect: "dma-buf", "peer-memory"; host: "host"
   // The first failure: a verbs call ("ibv_modify_qp(RTR): Connection timed out") or a work
   // completion status ("IBV_WC_RETRY_EXC_ERR: transport retry counter exceeded").
   std::string error;

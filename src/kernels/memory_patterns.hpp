@@ -47,9 +47,9 @@ PREFLIGHT_HOST_DEVICE inline std::uint32_t memory_pattern_word(int pattern, std:
     case kPatternInverseAddress:
       return ~(low ^ (high * 0x9E3779B1u));
     default:  // kPatternRandom
-      return memory_hash32(low ^ memory_hash32(high ^ static_cast<std::uint32_t>(seed) ^
-                                               static_cast<std::uint32_t>(seed >> 32) *
-                                                   0x85EBCA77u));
+      return memory_hash32(low ^
+                           memory_hash32(high ^ static_cast<std::uint32_t>(seed) ^
+                                         static_cast<std::uint32_t>(seed >> 32) * 0x85EBCA77u));
   }
 }
 
