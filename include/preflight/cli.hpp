@@ -9,7 +9,7 @@
 
 namespace preflight {
 
-enum class Command { run, list, thresholds, message };
+enum class Command { run, list, thresholds, fleet, message };
 
 struct RunArgs {
   Profile profile = Profile::quick;
@@ -24,6 +24,29 @@ struct RunArgs {
   CheckOptions check_options;  // options the checks add (--gemm-dtypes ...), as text
 };
 
+// `preflight fleet`: one process per node under mpirun/srun. The node options of `run` apply
+// to every node's local checks; the rest shape the network rounds (docs/fleet.md).
+struct FleetArgs {
+  Profile local_profile = Profile::quick;
+  std::vector<std::string> checks;  // local checks instead of the profile's
+  std::optional<int> expect_gpus;
+  std::string thresholds_path;
+  CheckOptions check_options;
+  std::string json_path;  // the fleet verdict (rank 0); "-": stdout
+  std::optional<int> timeout_s;
+  std::optional<double> group_timeout_s;
+  std::optional<int> local_timeout_s;
+  std::string transport = "nccl";  // nccl | host
+  int group_size = 2;
+  std::string topology_path;
+  std::string sizes;         // all-gather sizes per rank, e.g. "1M,64M"; empty: the transport's
+  double slow_factor = 0.8;  // a group below this fraction of comparable groups' median is slow
+  double min_busbw_gbps = 0;
+  std::vector<std::string> inject_faults;
+  std::string local_json_dir;  // each node's own verdict as DIR/<host>-rank<R>.json
+  bool colour = true;
+};
+
 struct ThresholdsArgs {
   std::string sku;              // --sku ID or NAME
   std::string thresholds_path;  // --thresholds FILE: show the file applied
@@ -32,6 +55,7 @@ struct ThresholdsArgs {
 struct Invocation {
   Command command = Command::message;
   RunArgs run;
+  FleetArgs fleet;
   ThresholdsArgs thresholds;
   bool list_json = false;
   // Command::message: text for stdout (help, version) or an error line for stderr.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "preflight/bandwidth_engine.hpp"
+#include "preflight/collective_engine.hpp"
 #include "preflight/gemm_engine.hpp"
 #include "preflight/rdma_engine.hpp"
 
@@ -135,6 +136,8 @@ class GpuBackend {
   virtual BandwidthEngine* bandwidth_engine() { return nullptr; }
   // The RDMA engine (rdma check): libibverbs where built with it; nullptr when none.
   virtual RdmaEngine* rdma_engine() { return nullptr; }
+  // The NCCL collective engine (nccl check, fleet NCCL transport); nullptr when none.
+  virtual CollectiveEngine* collective_engine() { return nullptr; }
 };
 
 // The backend this binary was built with: NVML + CUDA when built with PREFLIGHT_WITH_CUDA,

@@ -106,6 +106,7 @@ struct RunSettings {
 struct RunOutcome {
   Verdict verdict;
   std::string invalid;  // non-empty: bad input found after discovery (exit 2, nothing written)
+  std::vector<int> cuda_ordinals;  // GPUs discovery found usable by CUDA (fleet: NCCL ranks)
 };
 
 class Runner {

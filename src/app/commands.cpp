@@ -13,6 +13,7 @@
 #include "preflight/atomic_file.hpp"
 #include "preflight/build_info.hpp"
 #include "preflight/errors.hpp"
+#include "preflight/fleet_setup.hpp"
 #include "preflight/host_info.hpp"
 #include "preflight/report.hpp"
 #include "preflight/runner.hpp"
@@ -192,6 +193,7 @@ CommandResult list_command(const Invocation& inv) {
   };
   add_kinds(runner_fault_kinds(), "any");  // hang@check=NAME works on every check
   for (const Check* c : registry.all()) add_kinds(c->info().fault_kinds, c->info().name);
+  add_kinds(fleet_fault_kinds(), "fleet");  // `preflight fleet --inject-fault`
   if (inv.list_json) {
     std::cout << doc.dump(2) << '\n';
     return {kExitHealthy, false};

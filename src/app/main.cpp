@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "app/commands.hpp"
+#ifdef PREFLIGHT_HAVE_MPI
+#include "fleet/fleet_command.hpp"
+#endif
 #include "preflight/errors.hpp"
 #include "preflight/verdict.hpp"
 
@@ -44,6 +47,16 @@ int main(int argc, char** argv) {
         return inv.exit_code;
       case Command::run:
         return finish(run_command(inv, argc, argv));
+      case Command::fleet: {
+#ifdef PREFLIGHT_HAVE_MPI
+        const FleetCommandResult r = fleet_command(inv, argc, argv);
+        return finish(CommandResult{r.exit_code, r.threads_abandoned});
+#else
+        std::cerr << "preflight: fleet: this binary was built without MPI "
+                     "(-DPREFLIGHT_WITH_MPI=OFF)\n";
+        return kExitInvalidInvocation;
+#endif
+      }
       case Command::list:
         return finish(list_command(inv));
       case Command::thresholds:

@@ -1,10 +1,11 @@
-// The one place that knows which checks this binary has. Later checks (gemm, pcie, nvlink,
-// hbm, rdma, nccl) register here, in the order they run.
+// The one place that knows which checks this binary has. The checks (inventory, gemm, pcie,
+// nvlink, hbm, nccl, rdma) register here, in the order they run.
 #include "checks/bandwidth/hbm_check.hpp"
 #include "checks/bandwidth/nvlink_check.hpp"
 #include "checks/bandwidth/pcie_check.hpp"
 #include "checks/gemm/gemm_check.hpp"
 #include "checks/inventory/inventory_check.hpp"
+#include "checks/nccl/nccl_check.hpp"
 #include "checks/rdma/rdma_check.hpp"
 #include "preflight/check.hpp"
 
@@ -16,6 +17,7 @@ void register_builtin_checks(CheckRegistry& registry) {
   registry.add(std::make_unique<PcieCheck>());
   registry.add(std::make_unique<NvlinkCheck>());
   registry.add(std::make_unique<HbmCheck>());
+  registry.add(std::make_unique<NcclCheck>());
   registry.add(std::make_unique<RdmaCheck>());
 }
 

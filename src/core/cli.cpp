@@ -45,6 +45,68 @@ void add_run_options(CLI::App& run, RunArgs& args, std::string& profile) {
   run.add_flag("--no-color{false}", args.colour, "no colours in the table");
 }
 
+void add_fleet_options(CLI::App& fleet, FleetArgs& args, std::string& profile) {
+  fleet
+      .add_option("--transport", args.transport,
+                  "nccl (default): the all-gathers run on the GPUs through NCCL; host: on the "
+                  "CPUs through MPI (machines without GPUs, tests)")
+      ->check(CLI::IsMember({"nccl", "host"}));
+  fleet.add_option("--local-profile", profile, "profile of each node's local checks (quick)")
+      ->check(CLI::IsMember({"quick", "standard", "burnin"}));
+  fleet.add_option("--checks", args.checks, "local checks instead of the profile's")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  fleet.add_option("--expect-gpus", args.expect_gpus, "GPUs every node must have, as for 'run'")
+      ->check(CLI::Range(0, 1024));
+  fleet.add_option("--thresholds", args.thresholds_path, "thresholds file, as for 'run'");
+  fleet.add_option("--json", args.json_path,
+                   "rank 0 writes the fleet verdict (preflight.fleet/1) to PATH atomically; "
+                   "'-': stdout");
+  fleet.add_option("--local-json", args.local_json_dir,
+                   "every node also writes its own verdict to DIR/<host>-rank<R>.json");
+  fleet
+      .add_option("--timeout", args.timeout_s,
+                  "deadline in seconds for the whole fleet run (default: local checks + the "
+                  "round bound x the group timeout + margins)")
+      ->check(CLI::Range(10, kMaxTimeout));
+  fleet
+      .add_option("--local-timeout", args.local_timeout_s,
+                  "deadline in seconds for each node's local checks (default: the local "
+                  "profile's)")
+      ->check(CLI::Range(1, kMaxTimeout));
+  fleet
+      .add_option("--group-timeout", args.group_timeout_s,
+                  "seconds a group's all-gathers may take before the group is a timeout and "
+                  "its communicator is aborted (default: sized so all rounds fit the timeout)")
+      ->check(CLI::Range(0.5, 3600.0));
+  fleet
+      .add_option("--group-size", args.group_size,
+                  "nodes per group (2; an odd leftover joins "
+                  "a group of 3)")
+      ->check(CLI::Range(2, 64));
+  fleet.add_option("--topology", args.topology_path,
+                   "file of 'HOST SWITCH' lines: groups of the first round cross switches");
+  fleet.add_option("--sizes", args.sizes,
+                   "all-gather bytes per rank, comma-separated with K/M/G suffixes (default: "
+                   "nccl 1M,64M; host 64K,1M)");
+  fleet
+      .add_option("--slow-factor", args.slow_factor,
+                  "a group below this fraction of the median bus bandwidth of comparable "
+                  "groups is slow (0.8)")
+      ->check(CLI::Range(0.05, 1.0));
+  fleet
+      .add_option("--min-busbw", args.min_busbw_gbps,
+                  "a group below this bus bandwidth in GB/s is slow (default 0: no absolute "
+                  "floor)")
+      ->check(CLI::Range(0.0, 1e6));
+  fleet
+      .add_option("--inject-fault", args.inject_faults,
+                  "KIND[:VALUE]@node=R, repeatable: allgather-corrupt, allgather-hang, "
+                  "allgather-slow:FACTOR, local-fail (docs/fleet.md)")
+      ->allow_extra_args(false);
+  fleet.add_flag("--no-color{false}", args.colour, "no colours in the table");
+}
+
 }  // namespace
 
 Invocation parse_command_line(int argc, const char* const* argv,
@@ -70,6 +132,21 @@ Invocation parse_command_line(int argc, const char* const* argv,
         ->group("Check options");
   }
 
+  std::string local_profile = "quick";
+  CLI::App* fleet = app.add_subcommand(
+      "fleet",
+      "Vet many nodes at once: launched with one process per node (srun --mpi=pmix, mpirun); "
+      "local checks, then grouped all-gather rounds that localize faulty nodes, links and "
+      "stragglers");
+  add_fleet_options(*fleet, inv.fleet, local_profile);
+  std::vector<std::string> fleet_check_values(check_options.size());
+  for (std::size_t i = 0; i < check_options.size(); ++i) {
+    const CheckOptionSpec& spec = check_options[i];
+    fleet->add_option(spec.flag, fleet_check_values[i], spec.description)
+        ->type_name(spec.value_name)
+        ->group("Check options (local checks)");
+  }
+
   CLI::App* list =
       app.add_subcommand("list", "List every check, profile and fault kind with time budgets");
   list->add_flag("--json", inv.list_json, "print the list as JSON");
@@ -91,8 +168,8 @@ Invocation parse_command_line(int argc, const char* const* argv,
   // CLI11 would only say "a subcommand is required" for a misspelt one.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "list" && first != "thresholds") {
-      return fail("unknown command '" + first + "' (known: run, list, thresholds)");
+    if (first != "run" && first != "list" && first != "thresholds" && first != "fleet") {
+      return fail("unknown command '" + first + "' (known: run, fleet, list, thresholds)");
     }
   }
 
@@ -102,7 +179,7 @@ Invocation parse_command_line(int argc, const char* const* argv,
     inv.command = Command::message;
     // Help for the subcommand the user asked about, if any.
     const CLI::App* target = &app;
-    for (const CLI::App* sub : {run, list, thresholds}) {
+    for (const CLI::App* sub : {run, fleet, list, thresholds}) {
       if (sub->parsed()) target = sub;
     }
     // Top-level help shows every subcommand's options, so `preflight --help` is complete.
@@ -135,6 +212,20 @@ Invocation parse_command_line(int argc, const char* const* argv,
     }
     inv.command = Command::run;
     inv.run.profile = parse_profile(profile).value_or(Profile::quick);
+  } else if (fleet->parsed()) {
+    if (fleet->count("--json") > 0 && inv.fleet.json_path.empty()) {
+      return fail("--json: empty path");
+    }
+    if (fleet->count("--local-json") > 0 && inv.fleet.local_json_dir.empty()) {
+      return fail("--local-json: empty path");
+    }
+    for (std::size_t i = 0; i < check_options.size(); ++i) {
+      if (fleet->count(check_options[i].flag) == 0) continue;
+      if (fleet_check_values[i].empty()) return fail(check_options[i].flag + ": empty value");
+      inv.fleet.check_options.set(check_options[i].flag, fleet_check_values[i]);
+    }
+    inv.command = Command::fleet;
+    inv.fleet.local_profile = parse_profile(local_profile).value_or(Profile::quick);
   } else if (list->parsed()) {
     inv.command = Command::list;
   } else {

@@ -232,6 +232,9 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     not_run_why = "interrupted by " + state.stop_why();
   }
   state.set_system(system_info_from(*node));
+  for (const auto& g : node->gpus) {
+    if (g.cuda_ordinal >= 0) outcome.cuda_ordinals.push_back(g.cuda_ordinal);
+  }
 
   if (not_run_why.empty()) {
     outcome.invalid = check_fault_targets(faults_, *node);

@@ -114,6 +114,22 @@ const std::vector<ThresholdSpec>& threshold_specs() {
       {"hbm.test_fraction", "fraction",
        "share of the free GPU memory the pattern test covers in the standard and burnin profiles",
        0.05, 0.98, false, 0.9},
+      // NCCL on the node's GPUs. The busbw figures are policy derived from the SKU's NVLink
+      // bandwidth (docs/thresholds.md), 0 where the SKU gives none (no judgement against them).
+      {"nccl.allgather_busbw_gbps", "GB/s",
+       "all-gather bus bandwidth (nccl-tests' busbw) a healthy node reaches at the largest size, "
+       "all GPUs in one communicator (0: no figure)",
+       0, 10000, false, 0},
+      {"nccl.allreduce_busbw_gbps", "GB/s",
+       "all-reduce bus bandwidth (nccl-tests' busbw) a healthy node reaches at the largest size "
+       "(0: no figure)",
+       0, 10000, false, 0},
+      {"nccl.fail_fraction", "fraction",
+       "the node's bus bandwidth below this share of the nccl.*_busbw_gbps figure fails", 0, 1,
+       false, 0.6},
+      {"nccl.warn_fraction", "fraction",
+       "the node's bus bandwidth below this share of the nccl.*_busbw_gbps figure warns", 0, 1,
+       false, 0.7},
       // RDMA. min_port_gbps is the node's NIC configuration, not the GPU's: the SKU values are
       // the DGX reference nodes' NICs (docs/thresholds.md), other fabrics override them.
       {"rdma.min_port_gbps", "Gb/s",
@@ -155,6 +171,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp64_peak_tflops", 19.5},
         {"nvlink.expected_gbps", 300},
         {"hbm.peak_gbps", 1555},
+        {"nccl.allgather_busbw_gbps", 240},
+        {"nccl.allreduce_busbw_gbps", 240},
         {"rdma.min_port_gbps", 200}}},
       {"a100-sxm4-80gb",
        "NVIDIA A100 SXM4 80GB",
@@ -170,6 +188,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp64_peak_tflops", 19.5},
         {"nvlink.expected_gbps", 300},
         {"hbm.peak_gbps", 2039},
+        {"nccl.allgather_busbw_gbps", 240},
+        {"nccl.allreduce_busbw_gbps", 240},
         {"rdma.min_port_gbps", 200}}},
       {"a100-pcie-40gb",
        "NVIDIA A100 PCIe 40GB",
@@ -185,6 +205,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp64_peak_tflops", 19.5},
         {"nvlink.expected_gbps", 0},
         {"hbm.peak_gbps", 1555},
+        {"nccl.allgather_busbw_gbps", 0},
+        {"nccl.allreduce_busbw_gbps", 0},
         {"rdma.min_port_gbps", 0}}},
       {"a100-pcie-80gb",
        "NVIDIA A100 PCIe 80GB",
@@ -200,6 +222,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp64_peak_tflops", 19.5},
         {"nvlink.expected_gbps", 0},
         {"hbm.peak_gbps", 1935},
+        {"nccl.allgather_busbw_gbps", 0},
+        {"nccl.allreduce_busbw_gbps", 0},
         {"rdma.min_port_gbps", 0}}},
       {"h100-sxm5-80gb",
        "NVIDIA H100 SXM5 80GB",
@@ -215,6 +239,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp64_peak_tflops", 67},
         {"nvlink.expected_gbps", 450},
         {"hbm.peak_gbps", 3350},
+        {"nccl.allgather_busbw_gbps", 360},
+        {"nccl.allreduce_busbw_gbps", 360},
         {"rdma.min_port_gbps", 400}}},
       {"h100-pcie-80gb",
        "NVIDIA H100 PCIe 80GB",
@@ -230,6 +256,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp64_peak_tflops", 51},
         {"nvlink.expected_gbps", 0},
         {"hbm.peak_gbps", 2000},
+        {"nccl.allgather_busbw_gbps", 0},
+        {"nccl.allreduce_busbw_gbps", 0},
         {"rdma.min_port_gbps", 0}}},
       {"h200-sxm-141gb",
        "NVIDIA H200 SXM 141GB",
@@ -245,6 +273,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp64_peak_tflops", 67},
         {"nvlink.expected_gbps", 450},
         {"hbm.peak_gbps", 4800},
+        {"nccl.allgather_busbw_gbps", 360},
+        {"nccl.allreduce_busbw_gbps", 360},
         {"rdma.min_port_gbps", 400}}},
       // "H200 NVL" also contains "H200": detect_sku prefers the longest matching pattern, so
       // the PCIe card is never taken for the SXM module (which expects 18 NVLink links).
@@ -262,6 +292,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"gemm.fp64_peak_tflops", 60},
         {"nvlink.expected_gbps", 0},
         {"hbm.peak_gbps", 4800},
+        {"nccl.allgather_busbw_gbps", 0},
+        {"nccl.allreduce_busbw_gbps", 0},
         {"rdma.min_port_gbps", 0}}},
   };
   return table;

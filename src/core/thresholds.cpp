@@ -274,6 +274,7 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
       {"pcie.warn_fraction", "pcie.fail_fraction", false},
       {"nvlink.warn_fraction", "nvlink.fail_fraction", false},
       {"hbm.warn_fraction", "hbm.fail_fraction", false},
+      {"nccl.warn_fraction", "nccl.fail_fraction", false},
       {"rdma.warn_fraction", "rdma.fail_fraction", false},
   };
   for (const Ordered& o : kOrdered) {

@@ -1,7 +1,7 @@
 // The real GPU backend: NVML (loaded with dlopen) for identity, health readings and telemetry,
 // the CUDA runtime (linked statically) for the device list as CUDA numbers it and for the
-// probe, cuBLAS for the gemm check's products (gemm_engine.cpp), and the copies and memory
-// pattern test of the bandwidth checks (bandwidth_engine.cpp).
+// probe, cuBLAS for the gemm check's products (gemm_engine.cpp), the copies and memory pattern
+// test of the bandwidth checks (bandwidth_engine.cpp), and NCCL collectives (nccl_engine.cpp).
 #include <unistd.h>
 
 #include <algorithm>
@@ -162,6 +162,7 @@ class CudaNvmlBackend final : public GpuBackend {
   GemmEngine* gemm_engine() override { return &gemm_engine_; }
   BandwidthEngine* bandwidth_engine() override { return &bandwidth_engine_; }
   RdmaEngine* rdma_engine() override { return rdma_engine_.get(); }
+  CollectiveEngine* collective_engine() override { return collective_engine_.get(); }
 
  private:
   // Loaded once and kept: NVML device handles stay valid only while it is initialized. Once,
@@ -178,6 +179,8 @@ class CudaNvmlBackend final : public GpuBackend {
   CudaGemmEngine gemm_engine_;            // stateless: shared by the check's per-GPU threads
   CudaBandwidthEngine bandwidth_engine_;  // stateless too
   std::unique_ptr<RdmaEngine> rdma_engine_ = make_system_rdma_engine();
+  // Loads libnccl.so.2 on first use, not here: discovery must not pay for it.
+  std::unique_ptr<CollectiveEngine> collective_engine_ = make_nccl_collective_engine();
 };
 
 NodeReading CudaNvmlBackend::discover() {

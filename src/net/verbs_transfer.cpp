@@ -92,6 +92,7 @@ struct WriteOutcome {
   std::uint64_t posted = 0;
   std::uint64_t completed = 0;  // every work request before this one completed successfully
   Clock::time_point first_post;
+  // The end of the writing window: the last completion, or the end of a paced transfer's idle.
   Clock::time_point last_completion;
   bool drained = false;  // posting stopped and every posted request completed
   bool timed_out = false;
@@ -212,6 +213,13 @@ WriteOutcome run_writes(const VerbsLibrary& library, const WritePlan& plan) {
     const bool empty = last_signalled && out.completed == out.posted;
     if (!posting && empty) {
       out.drained = true;
+      if (paced) {
+        // The last active phase owes its idle share as well. Without it the window would end on
+        // an active phase, and with few phases (a queue that drains slower than kPacePhase, a
+        // short profile) the rate would come out well above slow_factor: 0.67 for 0.5.
+        out.last_completion += std::chrono::duration_cast<Clock::duration>(
+            (out.last_completion - phase_start) * (1.0 / plan.slow_factor - 1.0));
+      }
       break;
     }
     if (pausing && empty) {
@@ -224,6 +232,8 @@ WriteOutcome run_writes(const VerbsLibrary& library, const WritePlan& plan) {
                  plan);
       pausing = false;
       phase_start = Clock::now();
+      // The idle is part of the writing window, also when the writes stop right after it.
+      out.last_completion = phase_start;
       continue;
     }
     if (count > 0 || polled > 0) {

@@ -216,7 +216,8 @@ TEST_CASE("run: list --json describes checks, profiles and fault kinds", "[list]
     CHECK(k.at("kind").is_string());
     CHECK_FALSE(k.at("description").get<std::string>().empty());
     CHECK_FALSE(k.at("targets").empty());
-    CHECK_FALSE(k.at("finding_codes").empty());
+    // Fleet kinds make nodes faulty in the fleet verdict; they produce no node finding.
+    if (k.at("check") != "fleet") CHECK_FALSE(k.at("finding_codes").empty());
     if (k["kind"] == "hang") hang = &k;
     if (k["kind"] == "mig-on") mig = &k;
   }
@@ -234,6 +235,14 @@ TEST_CASE("run: list --json describes checks, profiles and fault kinds", "[list]
     if (k["kind"] == "gemm-bitflip") gemm_kind = k["check"] == "gemm";
   }
   CHECK(gemm_kind);
+  int fleet_kinds = 0;
+  for (const auto& k : doc.at("fault_kinds")) {
+    if (k["check"] == "fleet") {
+      ++fleet_kinds;
+      CHECK(k["targets"] == json::array({"node"}));
+    }
+  }
+  CHECK(fleet_kinds == 4);
 }
 
 TEST_CASE("run: gemm options are accepted where the check runs; without GPU it is skipped",

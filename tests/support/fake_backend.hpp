@@ -76,6 +76,8 @@ class FakeBackend final : public GpuBackend {
   RdmaEngine* rdma = nullptr;            // rdma_engine(); null: the check skips
   BandwidthEngine* bandwidth = nullptr;  // bandwidth_engine(); null: the checks skip
   GemmEngine* gemm = nullptr;            // gemm_engine(); null: none, the check skips
+  // collective_engine(); null: the nccl check skips
+  CollectiveEngine* collective = nullptr;
   std::optional<GpuTelemetry> telemetry_sample;  // what telemetry() returns for every GPU
   std::atomic<int> telemetry_calls{0};
 
@@ -116,6 +118,7 @@ class FakeBackend final : public GpuBackend {
   GemmEngine* gemm_engine() override { return gemm; }
   BandwidthEngine* bandwidth_engine() override { return bandwidth; }
   RdmaEngine* rdma_engine() override { return rdma; }
+  CollectiveEngine* collective_engine() override { return collective; }
   void release_probes() {
     {
       std::lock_guard<std::mutex> lock(probe_gate_->mutex);

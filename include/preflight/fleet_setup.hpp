@@ -1,0 +1,61 @@
+#pragma once
+// Host-only pieces of `preflight fleet` that every rank computes the same way from the same
+// command line: fault kinds, sizes, the topology file and the time budget. Kept out of the MPI
+// code so they are unit-tested like the rest of the core.
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "preflight/faults.hpp"
+
+namespace preflight {
+
+// allgather-corrupt, allgather-hang, allgather-slow:FACTOR and local-fail, all @node=R.
+std::vector<FaultKindSpec> fleet_fault_kinds();
+
+// The faults aimed at one rank.
+struct NodeFaults {
+  bool corrupt = false;
+  bool hang = false;
+  double slow_factor = 1.0;
+  bool local_fail = false;
+  std::vector<std::string> specs;  // as given, for the local verdict
+};
+// Parses every spec against fleet_fault_kinds(); a node index outside the fleet is bad input.
+// Throws InvalidInput.
+std::vector<InjectedFault> parse_fleet_faults(const std::vector<std::string>& specs,
+                                              int world_size);
+NodeFaults faults_for_rank(const std::vector<InjectedFault>& faults, int rank);
+
+// "64K,1M" -> bytes (K, M, G are powers of 1024). At most 8 sizes of 8 bytes .. 4 GiB, each a
+// multiple of 8. Throws InvalidInput naming the bad item.
+std::vector<std::size_t> parse_fleet_sizes(const std::string& text);
+
+// The topology file: one "HOST SWITCH" pair per line; '#' starts a comment; blank lines are
+// ignored. Throws InvalidInput naming the line.
+std::map<std::string, std::string> parse_topology(const std::string& text);
+// Switch of every rank; a host missing from the map gets a switch of its own.
+std::vector<std::string> switches_of(const std::vector<std::string>& hosts,
+                                     const std::map<std::string, std::string>& topology);
+
+// How the fleet's --timeout is spent: the local checks, then up to `round_bound` rounds, each
+// with its group timeout and the slack for the reports to reach rank 0, then the verdict.
+struct FleetTiming {
+  double local_s = 0;           // each node's local checks
+  double local_collect_s = 0;   // rank 0 waits this long (from start) for local results
+  double group_s = 0;           // a group's all-gathers (--group-timeout)
+  double report_slack_s = 0;    // per round, beyond group_s, for reports to arrive
+  double verdict_margin_s = 0;  // kept free at the end to write the verdict and stop
+  double total_s = 0;           // --timeout
+  int round_bound = 0;
+};
+// timeout_s / group_timeout_s: as given (nullopt: default). default_group_s: the transport's
+// default group timeout. Throws InvalidInput when a given --timeout cannot hold the local
+// checks and at least one round.
+FleetTiming plan_fleet_timing(double local_s, int round_bound, std::optional<double> timeout_s,
+                              std::optional<double> group_timeout_s, double default_group_s);
+
+}  // namespace preflight

@@ -1,0 +1,327 @@
+#include "checks/nccl/nccl_check.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "checks/bandwidth/bandwidth_common.hpp"
+#include "checks/nccl/nccl_math.hpp"
+#include "preflight/catalogue.hpp"
+#include "preflight/collective_engine.hpp"
+
+namespace preflight {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Loading libnccl.so.2 and asking CUDA for its devices, or making a unique id (NCCL picks its
+// bootstrap interface): quick calls that only a stuck driver or network stack would hold up.
+constexpr auto kQueryBudget = 15s;
+// Beyond a run's own deadline: its communicators are aborted, which may take a moment.
+constexpr auto kAbortGrace = 1s;
+
+std::string op_key(CollectiveOp op) {
+  return op == CollectiveOp::all_gather ? "allgather" : "allreduce";
+}
+
+std::string op_name(CollectiveOp op) {
+  return op == CollectiveOp::all_gather ? "all-gather" : "all-reduce";
+}
+
+std::string format_size(std::size_t bytes) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+// The rank of the GPU a fault targets; -1 (with FAULT_TARGET_MISSING) when it is not part of
+// the communicator: a drill must not pass by testing nothing.
+int fault_rank(const InjectedFault* fault, const std::vector<const GpuReading*>& gpus,
+               std::vector<Finding>& findings) {
+  if (fault == nullptr) return -1;
+  for (std::size_t r = 0; r < gpus.size(); ++r) {
+    if (gpus[r]->index == fault->target.index) return static_cast<int>(r);
+  }
+  Finding missing = make_finding(
+      "FAULT_TARGET_MISSING", fault->target.entity(),
+      "--inject-fault " + fault->spec + ": CUDA cannot use this GPU, so it is in no communicator");
+  missing.injected = true;
+  findings.push_back(std::move(missing));
+  return -1;
+}
+
+void judge_corruption(CollectiveOp op, const CollectiveResult& r,
+                      const std::vector<const GpuReading*>& gpus, std::vector<Finding>& findings) {
+  const auto entity = [&](int rank) {
+    return gpu_entity(gpus[static_cast<std::size_t>(rank)]->index);
+  };
+  const auto count = [](std::uint64_t n) { return std::to_string(n) + " elements"; };
+  const std::string what = op_name(op) + ": ";
+  if (op == CollectiveOp::all_reduce) {
+    // A sum cannot say whose contribution was wrong: the receivers with wrong sums are named,
+    // or the node when every one had them (the all-gather names the source).
+    std::vector<int> wrong;
+    std::uint64_t total = 0;
+    for (std::size_t l = 0; l < r.corrupt_from.size(); ++l) {
+      const std::uint64_t n = l < r.corrupt_from[l].size() ? r.corrupt_from[l][l] : 0;
+      if (n > 0) wrong.push_back(static_cast<int>(l));
+      total += n;
+    }
+    if (wrong.empty()) return;
+    if (wrong.size() == gpus.size() && gpus.size() > 1) {
+      findings.push_back(make_finding("NCCL_DATA_MISMATCH", "node",
+                                      what + count(total) +
+                                          " of the sums were wrong on every GPU "
+                                          "(a sum cannot name the source; see the all-gather)")
+                             .measured(static_cast<double>(total), "elements"));
+      return;
+    }
+    for (int l : wrong) {
+      const std::uint64_t n = r.corrupt_from[l][l];
+      findings.push_back(make_finding("NCCL_DATA_MISMATCH", entity(l),
+                                      what + count(n) + " of the sums arrived wrong here")
+                             .measured(static_cast<double>(n), "elements"));
+    }
+    return;
+  }
+  const CorruptionBlame blame = blame_corruption(r.corrupt_from);
+  std::uint64_t total = 0;
+  for (const auto& row : r.corrupt_from) {
+    for (std::uint64_t n : row) total += n;
+  }
+  if (blame.everywhere) {
+    findings.push_back(
+        make_finding("NCCL_DATA_MISMATCH", "node",
+                     what + "every GPU's data arrived corrupt at every GPU (" + count(total) + ")")
+            .measured(static_cast<double>(total), "elements"));
+    return;
+  }
+  const auto column = [&](int s) {
+    std::uint64_t n = 0;
+    for (const auto& row : r.corrupt_from) n += row[static_cast<std::size_t>(s)];
+    return n;
+  };
+  const auto row_sum = [&](int l) {
+    std::uint64_t n = 0;
+    for (std::uint64_t v : r.corrupt_from[static_cast<std::size_t>(l)]) n += v;
+    return n;
+  };
+  for (int s : blame.senders) {
+    findings.push_back(make_finding("NCCL_DATA_MISMATCH", entity(s),
+                                    what + "its contribution arrived corrupt at every GPU (" +
+                                        count(column(s)) + "): the sender is at fault")
+                           .measured(static_cast<double>(column(s)), "elements"));
+  }
+  for (int l : blame.receivers) {
+    findings.push_back(make_finding("NCCL_DATA_MISMATCH", entity(l),
+                                    what + "the data of every other GPU arrived corrupt here (" +
+                                        count(row_sum(l)) + "): the receiver is at fault")
+                           .measured(static_cast<double>(row_sum(l)), "elements"));
+  }
+  for (int l : blame.own) {
+    const std::uint64_t n = r.corrupt_from[l][l];
+    findings.push_back(make_finding("NCCL_DATA_MISMATCH", entity(l),
+                                    what +
+                                        "its own contribution arrived corrupt in its own "
+                                        "receive buffer (" +
+                                        count(n) + ")")
+                           .measured(static_cast<double>(n), "elements"));
+  }
+  for (const auto& [s, l] : blame.links) {
+    const std::uint64_t n = r.corrupt_from[l][s];
+    const int a = gpus[static_cast<std::size_t>(s)]->index;
+    const int b = gpus[static_cast<std::size_t>(l)]->index;
+    findings.push_back(make_finding("NCCL_DATA_MISMATCH", pair_entity(a, b),
+                                    what + "data from " + gpu_entity(a) + " arrived corrupt at " +
+                                        gpu_entity(b) + " (" + count(n) +
+                                        "), the other GPUs got it right: the path between them")
+                           .measured(static_cast<double>(n), "elements"));
+  }
+}
+
+// Findings and metrics of one collective's run; false when the node should not be asked for
+// more (a hang: the GPUs are likely stuck).
+bool judge_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const NcclPlan& plan,
+               double seconds, const std::vector<const GpuReading*>& gpus,
+               const Thresholds& thresholds, CheckResult& result, std::string& summary) {
+  const std::string what = op_name(op) + " over " + std::to_string(gpus.size()) + " GPUs";
+  if (!r) {
+    result.findings.push_back(make_finding(
+        "NCCL_TIMEOUT", "node",
+        what + ": the NCCL worker did not return after its deadline (a GPU or the driver stuck); "
+               "its thread was left behind"));
+    return false;
+  }
+  if (r->timed_out) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.0f s", seconds);
+    result.findings.push_back(make_finding(
+        "NCCL_TIMEOUT", "node",
+        what + (r->initialized ? ": the collectives" : ": creating the communicators") +
+            " did not complete within " + text + "; the communicators were aborted"));
+  } else if (!r->error.empty()) {
+    result.findings.push_back(make_finding(r->initialized ? "NCCL_ERROR" : "NCCL_INIT_FAILED",
+                                           "node", what + ": " + r->error));
+  }
+  judge_corruption(op, *r, gpus, result.findings);
+  const std::string key = op_key(op);
+  for (const auto& size : r->sizes) {
+    const std::string prefix = key + "." + std::to_string(size.bytes) + ".";
+    result.add_metric(prefix + "busbw_gbps", size.busbw_gbps);
+    result.add_metric(prefix + "algbw_gbps", size.algbw_gbps);
+  }
+  std::uint64_t corrupt = 0;
+  for (const auto& row : r->corrupt_from) {
+    for (std::uint64_t n : row) corrupt += n;
+  }
+  result.add_metric(key + ".corrupt_elements", static_cast<double>(corrupt));
+  result.add_metric(key + ".verified", r->verified ? 1.0 : 0.0);
+  // The largest size is the one near the links' peak, as nccl-tests' large sizes are.
+  if (r->sizes.size() != plan.sizes.size() || r->sizes.empty()) return !r->timed_out;
+  const CollectiveSizeResult& largest = r->sizes.back();
+  summary += (summary.empty() ? "" : ", ") + op_name(op) + " " + format_gbps(largest.busbw_gbps);
+  const double expected = thresholds.get("nccl." + key + "_busbw_gbps");
+  const double fail_fraction = thresholds.get("nccl.fail_fraction");
+  const double warn_fraction = thresholds.get("nccl.warn_fraction");
+  const BusbwClass c = classify_busbw(largest.busbw_gbps, expected, fail_fraction, warn_fraction);
+  if (c == BusbwClass::ok) return true;
+  const bool low = c == BusbwClass::low;
+  const std::string text = what + ": bus bandwidth " + format_gbps(largest.busbw_gbps) + " at " +
+                           format_size(largest.bytes) +
+                           (op == CollectiveOp::all_gather ? " per GPU" : "") +
+                           ", the SKU's figure is " + format_gbps(expected);
+  result.findings.push_back(
+      make_finding(low ? "NCCL_BUSBW_LOW" : "NCCL_BUSBW_MARGINAL", "node", text)
+          .measured(largest.busbw_gbps, "GB/s", expected * (low ? fail_fraction : warn_fraction)));
+  return true;
+}
+
+}  // namespace
+
+NcclCheck::NcclCheck() {
+  info_.name = "nccl";
+  info_.description =
+      "NCCL all-gather and all-reduce across every GPU of the node in one process: every element "
+      "verified per source GPU, bus bandwidth against the SKU";
+  info_.needs_gpu = true;
+  info_.budget = {std::chrono::seconds(45), std::chrono::seconds(120), std::chrono::seconds(600)};
+  info_.fault_kinds = nccl_fault_kinds();
+}
+
+std::optional<std::string> NcclCheck::skip_reason(const CheckContext& ctx) const {
+  if (ctx.gpu == nullptr || ctx.gpu->collective_engine() == nullptr) {
+    return std::string("this binary has no NCCL engine (built without CUDA)");
+  }
+  int usable = 0;
+  for (const auto& g : ctx.node->gpus) usable += g.cuda_ordinal >= 0 ? 1 : 0;
+  if (usable == 0) return std::string("CUDA can use none of the node's GPUs (see inventory)");
+  if (usable == 1) return std::string("one GPU: nothing to all-gather between");
+  return std::nullopt;
+}
+
+CheckResult NcclCheck::run(CheckContext& ctx) {
+  CheckResult result;
+  result.name = info_.name;
+  CollectiveEngine& engine = *ctx.gpu->collective_engine();
+  // Before every call: an abandoned call must leave time for the verdict.
+  const auto end = ctx.deadline - 2s;
+  const auto why = call_bounded<std::string>(ctx, std::min(end, SteadyClock::now() + kQueryBudget),
+                                             [&engine] { return engine.unavailable_reason(); });
+  if (!why) {
+    result.findings.push_back(make_finding(
+        "NCCL_TIMEOUT", "node", "loading NCCL and listing the CUDA devices did not return"));
+    result.summary = "NCCL did not answer";
+    result.status = status_from_findings(result.findings);
+    return result;
+  }
+  if (!why->empty()) {
+    // NCCL usually comes with the job's container or environment, not the node: its absence
+    // here is a reason to skip, not a fault of the node.
+    result.status = Status::skip;
+    result.skip_reason = *why;
+    result.summary = "skipped";
+    return result;
+  }
+
+  std::vector<const GpuReading*> gpus;
+  std::uint64_t smallest_memory = 0;
+  for (const auto& g : ctx.node->gpus) {
+    if (g.cuda_ordinal < 0) {
+      result.findings.push_back(
+          make_finding("NCCL_GPU_NOT_TESTED", gpu_entity(g.index),
+                       "not in the communicator: CUDA does not see this GPU (see inventory)"));
+      continue;
+    }
+    gpus.push_back(&g);
+    if (g.memory_total_bytes > 0 &&
+        (smallest_memory == 0 || g.memory_total_bytes < smallest_memory)) {
+      smallest_memory = g.memory_total_bytes;
+    }
+  }
+  const int nranks = static_cast<int>(gpus.size());
+  const NcclPlan plan = nccl_plan(ctx.profile, nranks, smallest_memory);
+  std::vector<int> corrupt;
+  for (const InjectedFault* f : ctx.faults->of_kind("nccl-corrupt")) {
+    const int rank = fault_rank(f, gpus, result.findings);
+    if (rank >= 0) corrupt.push_back(rank);
+  }
+  std::vector<double> slow(gpus.size(), 1.0);
+  for (const InjectedFault* f : ctx.faults->of_kind("nccl-slow")) {
+    const int rank = fault_rank(f, gpus, result.findings);
+    if (rank >= 0) slow[static_cast<std::size_t>(rank)] = f->number.value_or(1.0);
+  }
+
+  std::string summary;
+  const std::vector<CollectiveOp> ops = {CollectiveOp::all_gather, CollectiveOp::all_reduce};
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ctx.cancelled() || SteadyClock::now() >= end) break;
+    // The collectives left share what remains of the check's time.
+    const auto start = SteadyClock::now();
+    const auto deadline = start + (end - start) / static_cast<int>(ops.size() - i);
+    const auto id = call_bounded<std::pair<std::vector<char>, std::string>>(
+        ctx, std::min(deadline, start + kQueryBudget), [&engine] {
+          std::string error;
+          std::vector<char> bytes = engine.unique_id(error);
+          return std::make_pair(std::move(bytes), std::move(error));
+        });
+    if (!id || !id->second.empty()) {
+      result.findings.push_back(make_finding(
+          !id ? "NCCL_TIMEOUT" : "NCCL_INIT_FAILED", "node",
+          !id ? "ncclGetUniqueId did not return" : op_name(ops[i]) + ": " + id->second));
+      break;
+    }
+    CollectiveJob job;
+    job.unique_id = id->first;
+    job.nranks = nranks;
+    job.first_rank = 0;
+    for (const GpuReading* g : gpus) job.cuda_ordinals.push_back(g->cuda_ordinal);
+    job.op = ops[i];
+    job.sizes = plan.sizes;
+    job.iterations = plan.iterations;
+    job.seed = 0x5EED0000u + i;
+    job.deadline = deadline;
+    job.cancel = ctx.cancel;
+    job.corrupt_local_ranks = corrupt;
+    job.local_slow_factors = slow;
+    const auto r = call_bounded<CollectiveResult>(ctx, deadline + kAbortGrace,
+                                                  [&engine, job] { return engine.run(job); });
+    ++done;
+    const double seconds = std::chrono::duration<double>(deadline - start).count();
+    if (!judge_run(ops[i], r, plan, seconds, gpus, *ctx.thresholds, result, summary)) break;
+  }
+  if (done < ops.size() && !ctx.cancelled()) {
+    result.summary =
+        std::to_string(done) + " of " + std::to_string(ops.size()) + " collectives run; ";
+  }
+  result.add_metric("ranks", nranks);
+  result.summary +=
+      std::to_string(nranks) + " GPUs" +
+      (summary.empty() ? std::string()
+                       : ": bus bandwidth " + summary + " at " + format_size(plan.sizes.back()));
+  result.status = status_from_findings(result.findings);
+  return result;
+}
+
+}  // namespace preflight

@@ -1,0 +1,118 @@
+#include "checks/nccl/nccl_math.hpp"
+
+#include <algorithm>
+
+namespace preflight {
+
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+FaultKindSpec gpu_kind(std::string kind, FaultValue value, std::string description,
+                       std::vector<std::string> codes) {
+  FaultKindSpec k;
+  k.kind = std::move(kind);
+  k.targets = {TargetType::gpu};
+  k.value = value;
+  k.min_value = 0.05;
+  k.max_value = 0.99;
+  k.description = std::move(description);
+  k.codes = std::move(codes);
+  return k;
+}
+
+}  // namespace
+
+std::vector<FaultKindSpec> nccl_fault_kinds() {
+  return {
+      gpu_kind("nccl-corrupt", FaultValue::none,
+               "one element of the GPU's send buffer is changed after the pattern fill, for every "
+               "size of both collectives: every receiver gets its contribution wrong",
+               {"NCCL_DATA_MISMATCH", "FAULT_TARGET_MISSING"}),
+      gpu_kind("nccl-slow", FaultValue::number,
+               "the GPU idles after each timed iteration, so the node's communicator delivers "
+               "about FACTOR of its bus bandwidth, e.g. 0.5",
+               {"NCCL_BUSBW_LOW", "NCCL_BUSBW_MARGINAL", "FAULT_TARGET_MISSING"}),
+  };
+}
+
+NcclPlan nccl_plan(Profile profile, int nranks, std::uint64_t smallest_memory_bytes) {
+  NcclPlan plan;
+  switch (profile) {
+    case Profile::quick:
+      plan.sizes = {1 * kMiB, 256 * kMiB};
+      plan.iterations = 10;
+      break;
+    case Profile::standard:
+      plan.sizes = {1 * kMiB, 16 * kMiB, 256 * kMiB, 1024 * kMiB};
+      plan.iterations = 20;
+      break;
+    case Profile::burnin:
+      plan.sizes = {1 * kMiB, 16 * kMiB, 256 * kMiB, 1024 * kMiB};
+      plan.iterations = 200;
+      break;
+  }
+  if (smallest_memory_bytes == 0) return plan;
+  // NCCL's own buffers, the CUDA context and the other half's headroom fit in what is left.
+  const std::uint64_t budget = smallest_memory_bytes / 2;
+  const auto slots = static_cast<std::uint64_t>(std::max(nranks, 1)) + 1;
+  std::vector<std::size_t> kept;
+  for (std::size_t bytes : plan.sizes) {
+    if (kept.empty() || static_cast<std::uint64_t>(bytes) * slots <= budget) kept.push_back(bytes);
+  }
+  plan.sizes = std::move(kept);
+  return plan;
+}
+
+CorruptionBlame blame_corruption(const std::vector<std::vector<std::uint64_t>>& matrix) {
+  CorruptionBlame blame;
+  const int n = static_cast<int>(matrix.size());
+  const auto bad = [&](int r, int s) {
+    return s < static_cast<int>(matrix[r].size()) && matrix[r][s] > 0;
+  };
+  std::vector<bool> sender(n, false);
+  std::vector<bool> receiver(n, false);
+  for (int s = 0; s < n; ++s) {
+    bool at_all_others = true;
+    for (int r = 0; r < n; ++r) {
+      if (r != s && !bad(r, s)) at_all_others = false;
+    }
+    sender[s] = at_all_others && (n - 1 >= 2 || bad(s, s));
+  }
+  if (n >= 2 && std::all_of(sender.begin(), sender.end(), [](bool b) { return b; })) {
+    blame.everywhere = true;
+    return blame;
+  }
+  for (int r = 0; r < n && n >= 3; ++r) {
+    bool from_all_others = true;
+    for (int s = 0; s < n; ++s) {
+      if (s != r && !bad(r, s)) from_all_others = false;
+    }
+    receiver[r] = from_all_others;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (sender[i]) blame.senders.push_back(i);
+    if (receiver[i]) blame.receivers.push_back(i);
+  }
+  for (int r = 0; r < n; ++r) {
+    for (int s = 0; s < n; ++s) {
+      if (!bad(r, s) || sender[s] || receiver[r]) continue;
+      if (r == s) {
+        blame.own.push_back(r);
+      } else {
+        blame.links.emplace_back(s, r);
+      }
+    }
+  }
+  return blame;
+}
+
+BusbwClass classify_busbw(double busbw_gbps, double expected_gbps, double fail_fraction,
+                          double warn_fraction) {
+  if (expected_gbps <= 0) return BusbwClass::ok;
+  if (fail_fraction > 0 && busbw_gbps < expected_gbps * fail_fraction) return BusbwClass::low;
+  if (warn_fraction > 0 && busbw_gbps < expected_gbps * warn_fraction) return BusbwClass::marginal;
+  return BusbwClass::ok;
+}
+
+}  // namespace preflight

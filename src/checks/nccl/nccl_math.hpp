@@ -1,0 +1,55 @@
+#pragma once
+// The nccl check's arithmetic, kept apart from the check so tests drive it directly: sizes and
+// iterations by profile, who is to blame for corrupted data, and the bus-bandwidth judgement.
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "preflight/check.hpp"
+#include "preflight/faults.hpp"
+
+namespace preflight {
+
+// The nccl check's fault kinds: nccl-corrupt@gpu=I, nccl-slow:FACTOR@gpu=I.
+std::vector<FaultKindSpec> nccl_fault_kinds();
+
+struct NcclPlan {
+  // Bytes per rank for all_gather, buffer bytes for all_reduce; ascending. The last one is
+  // judged against the SKU.
+  std::vector<std::size_t> sizes;
+  int iterations = 0;  // timed iterations per size
+};
+
+// quick: 1 MiB and 256 MiB, 10 iterations; standard: 1, 16, 256 MiB and 1 GiB, 20 iterations;
+// burnin: the same sizes, 200 iterations. Sizes whose all_gather buffers (send plus nranks
+// receive slots) would take more than half of the smallest GPU's memory are left out, the
+// smallest size never (smallest_memory_bytes 0: unknown, nothing left out).
+NcclPlan nccl_plan(Profile profile, int nranks, std::uint64_t smallest_memory_bytes);
+
+// Who is to blame for corrupted all_gather data. matrix[r][s]: elements from source rank s that
+// arrived wrong at receiving rank r (n x n).
+struct CorruptionBlame {
+  bool everywhere = false;  // every source arrived corrupt at every receiver: the node
+  // A source whose contribution arrived corrupt at every other receiver (at least two, or one
+  // when the source's own copy was corrupt as well: with two GPUs that tells a bad sender from a
+  // bad link).
+  std::vector<int> senders;
+  // A receiver (of three or more ranks) that got every other source's data corrupt.
+  std::vector<int> receivers;
+  // A rank whose own contribution arrived wrong in its own receive buffer, nothing else
+  // explaining it: the copy within that GPU.
+  std::vector<int> own;
+  // (source, receiver) pairs with corruption that none of the above explains: the path between
+  // the two.
+  std::vector<std::pair<int, int>> links;
+};
+CorruptionBlame blame_corruption(const std::vector<std::vector<std::uint64_t>>& matrix);
+
+enum class BusbwClass { ok, marginal, low };
+// Against expected x fail_fraction (low) and expected x warn_fraction (marginal); expected <= 0
+// judges nothing, nor does a fraction of 0.
+BusbwClass classify_busbw(double busbw_gbps, double expected_gbps, double fail_fraction,
+                          double warn_fraction);
+
+}  // namespace preflight

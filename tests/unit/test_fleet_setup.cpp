@@ -1,0 +1,122 @@
+// The host-only parts of `preflight fleet` every rank derives from its command line: fault
+// kinds, sizes, the topology file, the time budget; and the fleet's command-line parsing.
+#include <catch2/catch.hpp>
+
+#include "preflight/cli.hpp"
+#include "preflight/errors.hpp"
+#include "preflight/fleet_setup.hpp"
+
+namespace preflight {
+namespace {
+
+Invocation parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "preflight");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+TEST_CASE("fleet setup: fault specs name a rank of the fleet") {
+  const auto faults = parse_fleet_faults({"allgather-corrupt@node=2", "allgather-slow:0.5@node=3",
+                                          "allgather-hang@node=3", "local-fail@node=0"},
+                                         4);
+  REQUIRE(faults.size() == 4);
+  const NodeFaults three = faults_for_rank(faults, 3);
+  CHECK(three.hang);
+  CHECK_FALSE(three.corrupt);
+  CHECK(three.slow_factor == Approx(0.5));
+  CHECK(three.specs.size() == 2);
+  CHECK(faults_for_rank(faults, 2).corrupt);
+  CHECK(faults_for_rank(faults, 0).local_fail);
+  CHECK(faults_for_rank(faults, 1).specs.empty());
+
+  CHECK_THROWS_WITH(parse_fleet_faults({"allgather-hang@node=4"}, 4),
+                    Catch::Contains("node 4 is not in this fleet of 4 ranks (0..3)"));
+  CHECK_THROWS_AS(parse_fleet_faults({"allgather-hang@gpu=1"}, 4), InvalidInput);
+  CHECK_THROWS_AS(parse_fleet_faults({"allgather-slow@node=1"}, 4), InvalidInput);
+  CHECK_THROWS_AS(parse_fleet_faults({"allgather-slow:1.5@node=1"}, 4), InvalidInput);
+  CHECK_THROWS_AS(parse_fleet_faults({"gemm-nan@node=1"}, 4), InvalidInput);
+}
+
+TEST_CASE("fleet setup: sizes") {
+  CHECK(parse_fleet_sizes("64K,1M") == std::vector<std::size_t>{65536, 1048576});
+  CHECK(parse_fleet_sizes(" 8 , 1G") == std::vector<std::size_t>{8, 1073741824});
+  CHECK_THROWS_WITH(parse_fleet_sizes("64X"), Catch::Contains("'64X' has an unknown unit"));
+  CHECK_THROWS_WITH(parse_fleet_sizes("12"), Catch::Contains("not a multiple of 8"));
+  CHECK_THROWS_WITH(parse_fleet_sizes("8G"), Catch::Contains("outside 8 bytes .. 4G"));
+  CHECK_THROWS_AS(parse_fleet_sizes(""), InvalidInput);
+  CHECK_THROWS_AS(parse_fleet_sizes("1M,,2M"), InvalidInput);
+  CHECK_THROWS_AS(parse_fleet_sizes("-8"), InvalidInput);
+  CHECK_THROWS_WITH(parse_fleet_sizes("8,16,24,32,40,48,56,64,72"), Catch::Contains("at most 8"));
+}
+
+TEST_CASE("fleet setup: the topology file") {
+  const auto topology = parse_topology(
+      "# rack A\n"
+      "node-a1 leaf1\n"
+      "node-a2   leaf1   # trailing comment\n"
+      "\n"
+      "node-b1\tleaf2\n");
+  CHECK(topology.size() == 3);
+  CHECK(topology.at("node-a2") == "leaf1");
+  CHECK(switches_of({"node-b1", "node-x"}, topology) ==
+        std::vector<std::string>{"leaf2", "(unlisted) node-x"});
+  CHECK_THROWS_WITH(parse_topology("a leaf1\nb\n"), Catch::Contains("line 2"));
+  CHECK_THROWS_WITH(parse_topology("a leaf1 extra\n"), Catch::Contains("expected 'HOST SWITCH'"));
+  CHECK_THROWS_WITH(parse_topology("a leaf1\na leaf2\n"),
+                    Catch::Contains("already on switch 'leaf1'"));
+  CHECK_THROWS_AS(parse_topology("# nothing\n"), InvalidInput);
+}
+
+TEST_CASE("fleet setup: the time budget fits every round into --timeout") {
+  SECTION("defaults") {
+    const FleetTiming t = plan_fleet_timing(30, 5, std::nullopt, std::nullopt, 20);
+    CHECK(t.group_s == 20);
+    CHECK(t.report_slack_s == Approx(4));
+    CHECK(t.total_s >= t.local_collect_s + 5 * (t.group_s + t.report_slack_s) + t.verdict_margin_s);
+  }
+  SECTION("a given --timeout sizes the group timeout") {
+    const FleetTiming t = plan_fleet_timing(30, 5, 300.0, std::nullopt, 20);
+    CHECK(t.total_s == 300);
+    CHECK(t.local_collect_s + 5 * (t.group_s + t.report_slack_s) + t.verdict_margin_s <= 300);
+    CHECK(t.group_s > 40);
+  }
+  SECTION("both given") {
+    const FleetTiming t = plan_fleet_timing(10, 3, 100.0, 5.0, 20);
+    CHECK(t.group_s == 5);
+    CHECK(t.total_s == 100);
+  }
+  SECTION("a --timeout too short for one round is bad input") {
+    CHECK_THROWS_WITH(plan_fleet_timing(30, 5, 36.0, std::nullopt, 20),
+                      Catch::Contains("--timeout 36 s cannot hold the local checks (30 s)"));
+    CHECK_THROWS_AS(plan_fleet_timing(30, 5, 40.0, 10.0, 20), InvalidInput);
+  }
+}
+
+TEST_CASE("fleet cli: options") {
+  const Invocation inv =
+      parse({"fleet", "--transport", "host", "--local-profile", "standard", "--group-size", "3",
+             "--timeout", "600", "--group-timeout", "2.5", "--inject-fault", "local-fail@node=1",
+             "--json", "-", "--expect-gpus", "8"});
+  REQUIRE(inv.command == Command::fleet);
+  CHECK(inv.fleet.transport == "host");
+  CHECK(inv.fleet.local_profile == Profile::standard);
+  CHECK(inv.fleet.group_size == 3);
+  CHECK(inv.fleet.timeout_s == 600);
+  CHECK(inv.fleet.group_timeout_s == Approx(2.5));
+  CHECK(inv.fleet.inject_faults == std::vector<std::string>{"local-fail@node=1"});
+  CHECK(inv.fleet.json_path == "-");
+  CHECK(inv.fleet.expect_gpus == 8);
+
+  CHECK(parse({"fleet"}).fleet.transport == "nccl");
+  CHECK(parse({"fleet", "--transport", "tcp"}).exit_code == 2);
+  CHECK(parse({"fleet", "--group-size", "1"}).exit_code == 2);
+  CHECK(parse({"fleet", "--slow-factor", "0"}).exit_code == 2);
+  CHECK(parse({"fleet", "--json", ""}).exit_code == 2);
+  CHECK(parse({"fleet", "--profile", "quick"}).exit_code == 2);  // it is --local-profile
+  CHECK(parse({"flet"}).message.find("known: run, fleet, list, thresholds") != std::string::npos);
+}
+
+}  // namespace preflight
