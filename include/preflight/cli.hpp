@@ -9,7 +9,7 @@
 
 namespace preflight {
 
-enum class Command { run, list, thresholds, fleet, message };
+enum class Command { run, list, thresholds, fleet, report, message };
 
 struct RunArgs {
   Profile profile = Profile::quick;
@@ -52,11 +52,19 @@ struct ThresholdsArgs {
   std::string thresholds_path;  // --thresholds FILE: show the file applied
 };
 
+// `preflight report FILE...`: saved node and fleet verdicts rendered for people or scripts.
+struct ReportArgs {
+  std::vector<std::string> files;  // "-": stdin
+  std::string output;              // empty or "-": stdout
+  std::string format = "html";     // html | tsv
+};
+
 struct Invocation {
   Command command = Command::message;
   RunArgs run;
   FleetArgs fleet;
   ThresholdsArgs thresholds;
+  ReportArgs report;
   bool list_json = false;
   // Command::message: text for stdout (help, version) or an error line for stderr.
   std::string message;

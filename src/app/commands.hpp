@@ -15,5 +15,6 @@ struct CommandResult {
 CommandResult run_command(const Invocation& inv, int argc, const char* const* argv);
 CommandResult list_command(const Invocation& inv);
 CommandResult thresholds_command(const Invocation& inv);
+CommandResult report_command(const Invocation& inv);
 
 }  // namespace preflight

@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
         return finish(list_command(inv));
       case Command::thresholds:
         return finish(thresholds_command(inv));
+      case Command::report:
+        return finish(report_command(inv));
     }
   } catch (const InvalidInput& e) {
     std::cerr << "preflight: " << e.what() << '\n';

@@ -159,6 +159,23 @@ Invocation parse_command_line(int argc, const char* const* argv,
   thresholds->add_option("--thresholds", inv.thresholds.thresholds_path,
                          "apply this thresholds file on top, as 'run' would");
 
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Render saved node and fleet verdicts: one self-contained HTML page, or key/value lines "
+      "for scripts");
+  report
+      ->add_option("FILE", inv.report.files,
+                   "verdict files (preflight.verdict/1 or "
+                   "preflight.fleet/1); '-' reads stdin")
+      ->required();
+  report->add_option("--output,-o", inv.report.output,
+                     "write to PATH atomically instead of stdout");
+  report
+      ->add_option("--format", inv.report.format,
+                   "html (default): one page with a summary, bandwidth heat maps, TFLOP/s bars, "
+                   "fleet rounds and findings; tsv: key<TAB>value lines per file (docs/report.md)")
+      ->check(CLI::IsMember({"html", "tsv"}));
+
   const auto fail = [&inv](const std::string& what) {
     inv.command = Command::message;
     inv.message = "preflight: " + what + " (see 'preflight --help')";
@@ -168,8 +185,9 @@ Invocation parse_command_line(int argc, const char* const* argv,
   // CLI11 would only say "a subcommand is required" for a misspelt one.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "list" && first != "thresholds" && first != "fleet") {
-      return fail("unknown command '" + first + "' (known: run, fleet, list, thresholds)");
+    if (first != "run" && first != "list" && first != "thresholds" && first != "fleet" &&
+        first != "report") {
+      return fail("unknown command '" + first + "' (known: run, fleet, list, thresholds, report)");
     }
   }
 
@@ -179,7 +197,7 @@ Invocation parse_command_line(int argc, const char* const* argv,
     inv.command = Command::message;
     // Help for the subcommand the user asked about, if any.
     const CLI::App* target = &app;
-    for (const CLI::App* sub : {run, fleet, list, thresholds}) {
+    for (const CLI::App* sub : {run, fleet, list, thresholds, report}) {
       if (sub->parsed()) target = sub;
     }
     // Top-level help shows every subcommand's options, so `preflight --help` is complete.
@@ -228,6 +246,11 @@ Invocation parse_command_line(int argc, const char* const* argv,
     inv.fleet.local_profile = parse_profile(local_profile).value_or(Profile::quick);
   } else if (list->parsed()) {
     inv.command = Command::list;
+  } else if (report->parsed()) {
+    if (report->count("--output") > 0 && inv.report.output.empty()) {
+      return fail("--output: empty path");
+    }
+    inv.command = Command::report;
   } else {
     inv.command = Command::thresholds;
   }
