@@ -1,0 +1,230 @@
+# shellcheck shell=bash
+# Helpers for the Slurm hook tests (test_prolog.sh, test_healthcheck.sh): a scratch directory per
+# test, stand-ins for scontrol, logger and preflight that record what they were given, a way to
+# run a hook as slurmd would (empty environment, no GPU visible), and assertions. Sourced.
+set -euo pipefail
+export LC_ALL=C
+
+T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+T_HOOKS=$T_SRC/scripts/slurm
+T_NODE=node01
+T=""
+
+t_fail() {
+  printf 'FAIL: %s\n' "$*" >&2
+  if [[ -n $T ]]; then
+    local f
+    for f in "$T"/hook.err "$T"/scontrol.calls "$T"/logger.calls; do
+      [[ -e $f ]] && { printf -- '--- %s\n' "${f##*/}" >&2; cat "$f" >&2; }
+    done
+  fi
+  exit 1
+}
+
+t_cleanup() {
+  local pid
+  if [[ -n $T && -d $T ]]; then
+    # A stand-in preflight that outlived its hook would be a bug the test reports; never leave it.
+    if [[ -f $T/fake.pid ]]; then
+      while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done <"$T/fake.pid"
+    fi
+    rm -rf -- "$T"
+  fi
+}
+
+# t_setup REAL_PREFLIGHT: scratch directory $T (also the hooks' working directory), stand-ins in
+# $T/stubs (first on PATH), a config file $T/preflight.conf naming the real binary and a state
+# directory in $T, and node $T_NODE idle in the stand-in scontrol.
+t_setup() {
+  T_BIN=$1
+  [[ -x $T_BIN ]] || t_fail "preflight binary '$T_BIN' is not executable"
+  T=$(mktemp -d "${TMPDIR:-/tmp}/preflight-slurm.XXXXXX")
+  trap t_cleanup EXIT
+  mkdir -p "$T/stubs" "$T/state"
+  local qt
+  qt=$(printf '%q' "$T")
+
+  # scontrol: one line per call, "argc=N" and each argument %q-quoted; `-o show node NAME`
+  # prints $T/node.line (exit 1 without it); `update` exits with $T/update.rc (default 0).
+  cat >"$T/stubs/scontrol" <<EOF
+#!/bin/bash
+T=$qt
+{ printf 'argc=%d' "\$#"; printf ' %q' "\$@"; printf '\n'; } >>"\$T/scontrol.calls"
+if [[ \$# -eq 4 && \$1 == -o && \$2 == show && \$3 == node ]]; then
+  [[ -f \$T/node.line && \$4 == $T_NODE ]] || { echo "Node \$4 not found" >&2; exit 1; }
+  cat "\$T/node.line"
+  exit 0
+fi
+if [[ \$1 == update ]]; then exit "\$(cat "\$T/update.rc" 2>/dev/null || echo 0)"; fi
+echo "stand-in scontrol: unexpected call" >&2
+exit 1
+EOF
+  # logger: its argv (%q) to logger.calls, the message (last argument) raw to syslog.
+  cat >"$T/stubs/logger" <<EOF
+#!/bin/bash
+T=$qt
+{ printf 'argc=%d' "\$#"; printf ' %q' "\$@"; printf '\n'; } >>"\$T/logger.calls"
+printf '%s\n' "\${@: -1}" >>"\$T/syslog"
+EOF
+  # A preflight stand-in whose behaviour is $T/fake.mode; `report` goes to the real binary.
+  cat >"$T/fake-preflight" <<EOF
+#!/bin/bash
+T=$qt
+REAL=$(printf '%q' "$T_BIN")
+echo "\$*" >>"\$T/fake.calls"
+if [[ \$1 == report ]]; then
+  if [[ \$(cat "\$T/fake.mode") == raw-tsv ]]; then cat "\$T/raw.tsv"; exit 0; fi
+  exec "\$REAL" "\$@"
+fi
+json=""
+while [[ \$# -gt 0 ]]; do [[ \$1 == --json ]] && json=\$2; shift; done
+case \$(cat "\$T/fake.mode") in
+  stuck)  # ignores SIGTERM, as a process stuck in the driver would; only SIGKILL ends it
+    trap '' TERM
+    echo \$\$ >>"\$T/fake.pid"
+    while :; do sleep 1; done ;;
+  exit2) echo "preflight: --expect-gpus: bad value" >&2; exit 2 ;;
+  exit3) echo "preflight: internal error: \"boom\" \\\`x\\\`" >&2; exit 3 ;;
+  exit0-no-verdict) exit 0 ;;
+  verdict1|raw-tsv) cp "\$T/crafted.json" "\$json"; exit 1 ;;
+esac
+exit 99
+EOF
+  # timeout: the real one, except in mode "unkillable", where the `timeout` wrapping preflight
+  # itself never ends (as a process stuck in the kernel survives SIGKILL).
+  cat >"$T/stubs/timeout" <<EOF
+#!/bin/bash
+T=$qt
+if [[ \$(cat "\$T/fake.mode" 2>/dev/null) == unkillable && " \$* " == *" \$T/fake-preflight run "* ]]; then
+  trap '' TERM INT HUP
+  echo \$\$ >>"\$T/fake.pid"
+  while :; do sleep 1; done
+fi
+exec /usr/bin/timeout "\$@"
+EOF
+  chmod +x "$T/stubs/scontrol" "$T/stubs/logger" "$T/stubs/timeout" "$T/fake-preflight"
+  t_config "PREFLIGHT_BIN=$(printf '%q' "$T_BIN")" "PREFLIGHT_STATE_DIR=$(printf '%q' "$T/state")" \
+    'PREFLIGHT_PROLOG_ARGS="--expect-gpus 0"' 'PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 0"'
+  t_node "State=IDLE"
+}
+
+# t_config LINE...: write the environment file the hooks read (replacing it).
+t_config() {
+  printf '%s\n' "# written by tests/slurm/lib.sh" "$@" >"$T/preflight.conf"
+}
+
+# t_node FIELDS: what `scontrol -o show node node01` prints, in Slurm's one-line layout.
+t_node() {
+  printf 'NodeName=%s Arch=x86_64 CoresPerSocket=8 CPUAlloc=0 CPUEfctv=16 CPUTot=16 CPULoad=0.10 AvailableFeatures=(null) ActiveFeatures=(null) Gres=gpu:8 NodeAddr=%s NodeHostName=%s Version=24.05.1 OS=Linux 6.1.0 RealMemory=1000 AllocMem=0 FreeMem=900 Sockets=2 Boards=1 %s ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=gpu BootTime=2026-01-01T00:00:00 SlurmdStartTime=2026-01-01T00:00:00 LastBusyTime=2026-01-01T00:00:00 ResumeAfterTime=None CfgTRES=cpu=16 AllocTRES= CurrentWatts=0 AveWatts=0\n' \
+    "$T_NODE" "$T_NODE" "$T_NODE" "$1" >"$T/node.line"
+}
+
+# t_hook prolog|healthcheck [VAR=value...]: run the hook as slurmd would, from $T, with an empty
+# environment plus the given variables, and no GPU visible to preflight. Sets T_RC, T_SECONDS.
+t_hook() {
+  local hook=$1 start
+  shift
+  start=$(date +%s%N)
+  T_RC=0
+  (cd "$T" && env -i PATH="$T/stubs:/usr/bin:/bin" HOME="$T" PREFLIGHT_CONFIG="$T/preflight.conf" \
+    SLURMD_NODENAME="$T_NODE" SLURM_JOB_ID=4242 PREFLIGHT_NVML_LIBRARY=/nonexistent \
+    CUDA_VISIBLE_DEVICES= NVIDIA_VISIBLE_DEVICES=none "$@" \
+    bash "$T_HOOKS/$hook.sh" >"$T/hook.out" 2>"$T/hook.err") || T_RC=$?
+  T_SECONDS=$((($(date +%s%N) - start) / 1000000000))
+}
+
+t_fake() {  # t_fake MODE: the next hook runs the stand-in preflight in that mode
+  printf '%s\n' "$1" >"$T/fake.mode"
+  sed -i "s|^PREFLIGHT_BIN=.*|PREFLIGHT_BIN=$(printf '%q' "$T/fake-preflight")|" "$T/preflight.conf"
+}
+
+t_reset_records() {
+  rm -f "$T/scontrol.calls" "$T/logger.calls" "$T/syslog" "$T/fake.calls"
+}
+
+t_expect_rc() {
+  [[ $T_RC == "$1" ]] || t_fail "exit code $T_RC, expected $1"
+}
+
+t_expect_max_seconds() {
+  ((T_SECONDS <= $1)) || t_fail "took $T_SECONDS s, expected at most $1 s"
+}
+
+# t_expect_scontrol [ARGV_LINE...]: the stand-in scontrol was called exactly with these argument
+# vectors, in order (each given as one string of %q-quoted words, as t_argv prints).
+t_expect_scontrol() {
+  local expected="" actual=""
+  if (($#)); then expected=$(printf '%s\n' "$@"); fi
+  if [[ -f $T/scontrol.calls ]]; then actual=$(cat "$T/scontrol.calls"); fi
+  [[ $actual == "$expected" ]] ||
+    t_fail "scontrol calls differ"$'\n'"expected:"$'\n'"$expected"$'\n'"actual:"$'\n'"$actual"
+}
+
+t_expect_no_scontrol() {
+  [[ ! -s $T/scontrol.calls ]] || t_fail "scontrol was called: $(cat "$T/scontrol.calls")"
+}
+
+t_argv() {  # t_argv ARG...: the line the stand-ins record for this argument vector
+  printf 'argc=%d' "$#"
+  printf ' %q' "$@"
+}
+
+t_show() { t_argv -o show node "$T_NODE"; }
+
+# t_expect_syslog PATTERN: exactly one syslog line, matching the bash pattern.
+t_expect_syslog() {
+  [[ -f $T/syslog ]] || t_fail "nothing was logged"
+  local n
+  n=$(wc -l <"$T/syslog")
+  ((n == 1)) || t_fail "$n syslog lines, expected 1"
+  # shellcheck disable=SC2053
+  [[ $(cat "$T/syslog") == $1 ]] || t_fail "syslog line does not match '$1': $(cat "$T/syslog")"
+}
+
+# t_expect_gone PID: the process has ended. A zombie counts as ended: where PID 1 does not reap
+# orphans (some containers), the killed process stays a zombie.
+t_expect_gone() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  stat=${stat##*) }
+  [[ ${stat%% *} == Z ]] || t_fail "process $1 is still running (state ${stat%% *})"
+}
+
+t_expect_file() { [[ -f $1 ]] || t_fail "missing file $1"; }
+t_expect_no_file() { [[ ! -e $1 ]] || t_fail "unexpected file $1"; }
+
+# t_craft_hostile_verdict: $T/crafted.json, a real fail verdict whose reason has been edited to
+# carry quotes, a backquote and a $(...) command, `;`, a backslash, a non-ASCII letter, a
+# newline, a tab, a control character and a leading "-". T_HOSTILE_CLEAN is what must come out.
+# shellcheck disable=SC2016,SC2034
+T_HOSTILE_CLEAN='-x dq sq touch pwn1 $(touch pwn2); touch pwn3 line2 TAB end'
+t_craft_hostile_verdict() {
+  local hostile line
+  IFS= read -r -d '' hostile <<'END_OF_LINE' || true
+  "reason": "-x \"dq\" 'sq' `touch pwn1` $(touch pwn2); touch pwn3 \\ \u00e9\nline2\tTAB\u0007end",
+END_OF_LINE
+  hostile=${hostile%$'\n'}
+  env PREFLIGHT_NVML_LIBRARY=/nonexistent CUDA_VISIBLE_DEVICES= "$T_BIN" run --checks inventory \
+    --expect-gpus 1 --json "$T/template.json" >/dev/null 2>&1 || true
+  grep -q '^  "reason": "inventory: ' "$T/template.json" || t_fail "no template verdict"
+  while IFS= read -r line; do
+    if [[ $line == '  "reason": '* ]]; then line=$hostile; fi
+    printf '%s\n' "$line"
+  done <"$T/template.json" >"$T/crafted.json"
+  # shellcheck disable=SC2016
+  [[ $(t_field "$T/crafted.json" reason) == *'$(touch pwn2)'* ]] || t_fail "crafted verdict unreadable"
+}
+
+# t_field FILE KEY: a field of a verdict, through the real binary.
+t_field() {
+  "$T_BIN" report --format tsv "$1" | awk -F '\t' -v k="$2" '$1 == k { sub(/^[^\t]*\t/, ""); print }'
+}
+
+# t_dispatch "$@": run case_<name> given as the first argument (the rest are its arguments).
+t_dispatch() {
+  local name=$1
+  shift
+  declare -F "case_$name" >/dev/null || t_fail "no test case '$name'"
+  "case_$name" "$@"
+  printf 'ok: %s\n' "$name"
+}

@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# Tests of scripts/slurm/prolog.sh (docs/slurm.md): bash test_prolog.sh CASE PREFLIGHT_BINARY.
+# Each case runs the prolog as slurmd would, against stand-in scontrol and logger, and checks
+# the exit code, the one syslog line, the files in the state directory, and that the prolog
+# never calls scontrol.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# Healthy node: exit 0, the verdict kept as prolog.json, last.json and in history/, one line.
+case_healthy() {
+  t_hook prolog
+  t_expect_rc 0
+  t_expect_syslog "prolog: node=node01 job=4242 verdict=pass exit=0 duration=*s"
+  t_expect_file "$T/state/prolog.json"
+  cmp -s "$T/state/prolog.json" "$T/state/last.json" || t_fail "last.json differs from prolog.json"
+  [[ $(t_field "$T/state/prolog.json" verdict) == pass ]] || t_fail "prolog.json is not a pass"
+  local -a hist=("$T"/state/history/prolog-*-pass.json)
+  if ((${#hist[@]} != 1)) || [[ ! -f ${hist[0]} ]]; then
+    t_fail "expected one history file: ${hist[*]}"
+  fi
+  t_expect_no_file "$T/state/healthcheck.json"
+  [[ -z $(find "$T/state" -name '.*' ! -name . -print -quit) ]] || t_fail "temporary files left"
+  t_expect_no_scontrol
+  grep -q -- '-t preflight -p daemon.info --' "$T/logger.calls" || t_fail "logger options"
+}
+
+# No GPU where one is expected: exit 1 (slurmd drains and requeues), reason from the verdict.
+case_unhealthy() {
+  t_hook prolog PREFLIGHT_PROLOG_ARGS="--expect-gpus 1"
+  t_expect_rc 1
+  local reason
+  reason=$(t_field "$T/state/prolog.json" reason)
+  [[ $reason == "inventory: "* ]] || t_fail "unexpected verdict reason '$reason'"
+  t_expect_syslog "prolog: node=node01 job=4242 verdict=fail exit=1 duration=*s reason=$reason; slurmd drains the node and requeues the job"
+  t_expect_file "$T/state/history/"prolog-*-fail.json
+  t_expect_no_scontrol
+}
+
+# A check that hangs: preflight's own --timeout (PREFLIGHT_TIMEOUT - 5) ends it with a fail
+# verdict whose reason says the fault was injected.
+case_hang_inside_deadline() {
+  t_hook prolog PREFLIGHT_TIMEOUT=8 \
+    PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --inject-fault hang@check=inventory"
+  t_expect_rc 1
+  t_expect_max_seconds 12
+  t_expect_syslog "prolog: * verdict=fail exit=1 * reason=injected fault: *"
+  t_expect_no_scontrol
+}
+
+# preflight itself does not end (ignores SIGTERM): the outer deadline kills it, the prolog ends
+# in bounded time, fails closed with exit 3, and leaves no process behind.
+case_outer_deadline() {
+  t_fake stuck
+  t_hook prolog PREFLIGHT_TIMEOUT=6
+  t_expect_rc 3
+  t_expect_max_seconds 14
+  t_expect_syslog "prolog: node=node01 job=4242 verdict=none exit=3 reason=did not finish within 6 s; prolog fails, *"
+  local pid
+  pid=$(cat "$T/fake.pid")
+  t_expect_gone "$pid"
+  t_expect_no_file "$T/state/prolog.json"
+  t_expect_no_scontrol
+}
+
+# Even SIGKILL does not end the run (a process stuck in the kernel): the prolog stops waiting
+# PREFLIGHT_TIMEOUT + 8 s after the start and fails closed.
+case_unkillable() {
+  t_fake unkillable
+  t_hook prolog PREFLIGHT_TIMEOUT=6
+  t_expect_rc 3
+  t_expect_max_seconds 17
+  ((T_SECONDS >= 13)) || t_fail "gave up after $T_SECONDS s, before the SIGKILL grace"
+  t_expect_syslog "prolog: node=node01 job=4242 verdict=none exit=3 reason=did not finish within 6 s; *"
+}
+
+# preflight exits 2 or 3, or 0 without a verdict: a tool error, failing closed by default.
+case_tool_errors() {
+  t_fake exit3
+  t_hook prolog
+  t_expect_rc 3
+  t_expect_syslog "prolog: * verdict=none exit=3 reason=tool error: exit 3 (internal error): preflight: internal error: boom x; prolog fails, *"
+  t_reset_records
+  t_fake exit0-no-verdict
+  t_hook prolog
+  t_expect_rc 3
+  t_expect_syslog "* reason=tool error: exit 0 without a readable verdict; prolog fails, *"
+  # The real binary refusing an argument (exit 2).
+  t_reset_records
+  t_hook prolog PREFLIGHT_BIN="$T_BIN" PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --no-such-flag"
+  t_expect_rc 3
+  t_expect_syslog "* verdict=none exit=3 reason=tool error: exit 2 (invalid invocation or configuration)*"
+  t_expect_no_file "$T/state/prolog.json"
+  t_expect_no_scontrol
+}
+
+# PREFLIGHT_PROLOG_ON_TOOL_ERROR=pass lets the job start, and says so.
+case_tool_error_pass() {
+  t_fake exit3
+  t_hook prolog PREFLIGHT_PROLOG_ON_TOOL_ERROR=pass
+  t_expect_rc 0
+  t_expect_syslog "prolog: * verdict=none exit=0 reason=tool error: exit 3 *; job allowed to start (PREFLIGHT_PROLOG_ON_TOOL_ERROR=pass)"
+  grep -q -- '-p daemon.warning' "$T/logger.calls" || t_fail "not logged as a warning"
+  # A stuck preflight likewise.
+  t_reset_records
+  t_fake stuck
+  t_hook prolog PREFLIGHT_PROLOG_ON_TOOL_ERROR=pass PREFLIGHT_TIMEOUT=6
+  t_expect_rc 0
+  t_expect_syslog "* reason=did not finish within 6 s; job allowed to start *"
+}
+
+# Invalid configuration: exit 2, one line, preflight not run, nothing written.
+case_config_errors() {
+  local -a bad=(
+    "PREFLIGHT_CONFIG=$T/missing.conf|PREFLIGHT_CONFIG=$T/missing.conf does not exist"
+    "PREFLIGHT_TIMEOUT=abc|PREFLIGHT_TIMEOUT=abc: not a whole number from 6 to 86400"
+    "PREFLIGHT_TIMEOUT=5|PREFLIGHT_TIMEOUT=5: not a whole number*"
+    "PREFLIGHT_HISTORY=-1|PREFLIGHT_HISTORY=-1: not*"
+    "PREFLIGHT_PROLOG_ON_TOOL_ERROR=maybe|PREFLIGHT_PROLOG_ON_TOOL_ERROR=maybe: not one of: fail pass"
+    "PREFLIGHT_STATE_DIR=relative/dir|PREFLIGHT_STATE_DIR=relative/dir: not an absolute path"
+    "PREFLIGHT_NODENAME=-rf|node name -rf: not a host name*"
+    "PREFLIGHT_PROLOG_ARGS=--json /tmp/x|PREFLIGHT_PROLOG_ARGS must not contain --json*"
+    "PREFLIGHT_PROLOG_ARGS=--timeout=3|PREFLIGHT_PROLOG_ARGS must not contain --timeout=3*"
+    "PREFLIGHT_BIN=$T/nothing|PREFLIGHT_BIN=$T/nothing is not an executable file"
+    "PREFLIGHT_SYSLOG_TAG=a b|PREFLIGHT_SYSLOG_TAG=a b: not 1 to 32*"
+  )
+  local item
+  for item in "${bad[@]}"; do
+    t_reset_records
+    t_hook prolog "${item%%|*}"
+    t_expect_rc 2
+    t_expect_syslog "prolog: configuration error: ${item#*|}"
+  done
+  # A file that is not valid shell.
+  t_reset_records
+  printf 'PREFLIGHT_TIMEOUT=30\nif then\n' >"$T/broken.conf"
+  t_hook prolog PREFLIGHT_CONFIG="$T/broken.conf"
+  t_expect_rc 2
+  t_expect_syslog "prolog: configuration error: $T/broken.conf failed *"
+  t_expect_no_file "$T/state/prolog.json"
+  t_expect_no_file "$T/state/lock"
+}
+
+# The environment file sets the state directory, history depth, syslog tag and arguments; the
+# environment wins over it; PREFLIGHT_CONFIG= (empty) reads no file.
+case_env_file() {
+  cat >"$T/site.conf" <<EOF
+# site settings
+PREFLIGHT_BIN=$(printf '%q' "$T_BIN")
+PREFLIGHT_STATE_DIR=$(printf '%q' "$T/site-state")
+PREFLIGHT_HISTORY=1
+PREFLIGHT_SYSLOG_TAG=gpucheck
+PREFLIGHT_PROLOG_ARGS="--expect-gpus 1 --checks inventory"
+EOF
+  t_hook prolog PREFLIGHT_CONFIG="$T/site.conf"
+  t_expect_rc 1
+  t_expect_file "$T/site-state/prolog.json"
+  t_expect_no_file "$T/state/prolog.json"
+  grep -q -- '-t gpucheck ' "$T/logger.calls" || t_fail "syslog tag from the file not used"
+  grep -q 'gpucheck: prolog: ' "$T/hook.err" || t_fail "stderr line lacks the tag"
+  # The environment overrides the file: now healthy.
+  t_reset_records
+  t_hook prolog PREFLIGHT_CONFIG="$T/site.conf" PREFLIGHT_PROLOG_ARGS="--expect-gpus 0"
+  t_expect_rc 0
+  t_expect_syslog "prolog: * verdict=pass *"
+  local -a hist=("$T"/site-state/history/prolog-*.json)
+  ((${#hist[@]} == 1)) || t_fail "PREFLIGHT_HISTORY=1 kept ${#hist[@]} files"
+  # No file at all: the defaults, with the variables given in the environment.
+  t_reset_records
+  t_hook prolog PREFLIGHT_CONFIG= PREFLIGHT_BIN="$T_BIN" PREFLIGHT_STATE_DIR="$T/env-state" \
+    PREFLIGHT_PROLOG_ARGS="--expect-gpus 0"
+  t_expect_rc 0
+  t_expect_file "$T/env-state/prolog.json"
+  grep -q -- '-t preflight ' "$T/logger.calls" || t_fail "default syslog tag not used"
+}
+
+# scripts/slurm/preflight.default documents every variable with its default: uncommenting all
+# of its lines changes no setting.
+case_example_defaults() {
+  sed -n 's/^#\(PREFLIGHT_[A-Z_]*=\)/\1/p' "$T_HOOKS/preflight.default" >"$T/uncommented.conf"
+  # shellcheck disable=SC2016
+  local dump='PF_HOOK=test; source "$1/common.sh"; pf_init; pf_load_config
+    for v in "${PF_VARS[@]}"; do printf "%s=%q\n" "$v" "${!v}"; done'
+  local plain example
+  plain=$(env -i PATH=/usr/bin:/bin SLURMD_NODENAME=node01 PREFLIGHT_CONFIG= \
+    bash -c "$dump" dump "$T_HOOKS" 2>&1) || t_fail "defaults: $plain"
+  example=$(env -i PATH=/usr/bin:/bin SLURMD_NODENAME=node01 PREFLIGHT_CONFIG="$T/uncommented.conf" \
+    bash -c "$dump" dump "$T_HOOKS" 2>&1) || t_fail "example file: $example"
+  [[ $plain == "$example" ]] || t_fail "example file differs from the defaults:"$'\n'"$(
+    diff <(echo "$plain") <(echo "$example"))"
+  local listed
+  listed=$(grep -c '^#PREFLIGHT_[A-Z_]*=' "$T_HOOKS/preflight.default")
+  ((listed == $(wc -l <<<"$plain"))) || t_fail "preflight.default lists $listed variables"
+  [[ $plain == *"PREFLIGHT_TIMEOUT=120"* ]] || t_fail "unexpected defaults: $plain"
+}
+
+# History keeps the newest PREFLIGHT_HISTORY files of this hook; other files stay.
+case_history_rotation() {
+  mkdir -p "$T/state/history"
+  : >"$T/state/history/prolog-20000101T000000.000000000Z-pass.json"
+  : >"$T/state/history/prolog-20000101T000001.000000000Z-fail.json"
+  : >"$T/state/history/healthcheck-20000101T000000.000000000Z-pass.json"
+  : >"$T/state/history/notes.txt"
+  for _ in 1 2 3 4; do
+    t_hook prolog PREFLIGHT_HISTORY=3 PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --checks inventory"
+    t_expect_rc 0
+  done
+  local -a kept=("$T"/state/history/prolog-*.json)
+  ((${#kept[@]} == 3)) || t_fail "kept ${#kept[@]} prolog verdicts, expected 3: ${kept[*]}"
+  [[ ${kept[0]} != *20000101* ]] || t_fail "the oldest verdicts were not removed"
+  t_expect_file "$T/state/history/healthcheck-20000101T000000.000000000Z-pass.json"
+  t_expect_file "$T/state/history/notes.txt"
+  local f
+  for f in "${kept[@]}"; do
+    [[ $(t_field "$f" verdict) == pass ]] || t_fail "$f is not a whole verdict"
+  done
+  cmp -s "${kept[2]}" "$T/state/prolog.json" || t_fail "newest history file is not prolog.json"
+  # 0 keeps none.
+  t_hook prolog PREFLIGHT_HISTORY=0 PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --checks inventory"
+  kept=("$T"/state/history/prolog-*.json)
+  ((${#kept[@]} == 3)) || t_fail "PREFLIGHT_HISTORY=0 changed the history"
+}
+
+# A verdict file whose reason is hostile: the syslog line is one printable line without quotes,
+# and nothing in the reason is executed.
+case_hostile_reason() {
+  t_craft_hostile_verdict
+  t_fake verdict1
+  t_hook prolog
+  t_expect_rc 1
+  t_expect_syslog "prolog: node=node01 job=4242 verdict=fail exit=1 duration=*s reason=$T_HOSTILE_CLEAN; slurmd drains *"
+  t_expect_no_file "$T/pwn1"
+  t_expect_no_file "$T/pwn2"
+  t_expect_no_file "$T/pwn3"
+  t_expect_no_scontrol
+}
+
+# Where the binary comes from without PREFLIGHT_BIN: the installed layout next to the hooks;
+# none at all is a tool error.
+case_find_binary() {
+  local d
+  for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+    if [[ -x $d/preflight ]]; then
+      echo "skipped: $d/preflight is installed, so the search would find it first"
+      exit 77
+    fi
+  done
+  mkdir -p "$T/prefix/libexec/preflight" "$T/prefix/bin"
+  cp "$T_HOOKS/prolog.sh" "$T_HOOKS/common.sh" "$T/prefix/libexec/preflight/"
+  ln -s "$T_BIN" "$T/prefix/bin/preflight"
+  t_config "PREFLIGHT_STATE_DIR=$T/state" 'PREFLIGHT_PROLOG_ARGS="--expect-gpus 0"'
+  T_HOOKS=$T/prefix/libexec/preflight t_hook prolog
+  t_expect_rc 0
+  t_reset_records
+  rm "$T/prefix/bin/preflight"
+  T_HOOKS=$T/prefix/libexec/preflight t_hook prolog
+  t_expect_rc 3
+  t_expect_syslog "prolog: * verdict=none exit=3 reason=tool error: preflight binary not found *"
+}
+
+# A health check holding the lock: the prolog waits PREFLIGHT_LOCK_WAIT, then fails closed.
+case_lock_busy() {
+  local fd
+  exec {fd}>>"$T/state/lock"
+  flock "$fd"
+  t_hook prolog PREFLIGHT_LOCK_WAIT=2
+  exec {fd}>&-
+  t_expect_rc 3
+  t_expect_max_seconds 6
+  t_expect_syslog "* reason=tool error: another preflight run held the lock $T/state/lock for 2 s; *"
+}
+
+# slurmd's SIGTERM (PrologEpilogTimeout) reaches preflight, which writes a partial verdict; the
+# prolog ends within seconds, unhealthy.
+case_sigterm() {
+  cd "$T"
+  env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
+    SLURMD_NODENAME=node01 PREFLIGHT_NVML_LIBRARY=/nonexistent CUDA_VISIBLE_DEVICES= \
+    PREFLIGHT_TIMEOUT=120 PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --inject-fault hang@check=inventory" \
+    bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
+  local pid=$! start=$SECONDS
+  sleep 2
+  kill -TERM "$pid" || t_fail "prolog process not found"
+  T_RC=0
+  wait "$pid" || T_RC=$?
+  t_expect_rc 1
+  ((SECONDS - start <= 10)) || t_fail "the prolog took $((SECONDS - start)) s after SIGTERM"
+  t_expect_syslog "prolog: * verdict=fail exit=1 * reason=injected fault: *SIGTERM* (prolog interrupted by SIGTERM); *"
+}
+
+# PREFLIGHT_PROM is passed as --prom when this preflight has the flag.
+case_prom() {
+  if ! "$T_BIN" run --help 2>&1 | grep -q -- '--prom'; then
+    echo "skipped: this preflight has no --prom"
+    exit 77
+  fi
+  mkdir "$T/textfile"
+  t_hook prolog PREFLIGHT_PROM="$T/textfile/preflight.prom"
+  t_expect_rc 0
+  t_expect_file "$T/textfile/preflight.prom"
+}
+
+t_setup "$2"
+t_dispatch "$1"
