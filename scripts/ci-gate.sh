@@ -151,7 +151,8 @@ done
 # ---- Nodes -----------------------------------------------------------------------------------
 
 if [[ -n $hostfile ]]; then
-  host_text=$(hostfile_read "$hostfile") || usage_error "invalid host file '$hostfile'"
+  # On failure the library prints nothing on stdout, so its message is all that is captured.
+  host_text=$(hostfile_read "$hostfile" 2>&1) || usage_error "${host_text#hostlist: }"
 else
   if ((nodes_given == 0)); then
     [[ -n ${SLURM_JOB_NODELIST:-} ]] ||
@@ -163,7 +164,8 @@ else
   # is what runs where Slurm is not installed (or scontrol cannot run without a slurm.conf).
   if ! command -v scontrol >/dev/null 2>&1 ||
     ! host_text=$(scontrol show hostnames "$nodes_list" 2>/dev/null) || [[ -z $host_text ]]; then
-    host_text=$(hostlist_expand "$nodes_list") || usage_error "invalid node list '$nodes_list'"
+    host_text=$(hostlist_expand "$nodes_list" 2>&1) ||
+      usage_error "invalid node list: ${host_text#hostlist: }"
   fi
 fi
 mapfile -t hosts <<<"$host_text"
@@ -289,7 +291,8 @@ trap 'forward SIGINT' INT
 trap 'forward SIGTERM' TERM
 timeout --kill-after="$KILL_AFTER_S" "$deadline" "${cmd[@]}" </dev/null >&2 &
 launch_pid=$!
-# bash reaps its children as they end, so kill -0 fails once the launcher is gone.
+# bash reaps its children as they end, so kill -0 fails once the launcher is gone. Polling
+# five times a second costs nothing next to a fleet run.
 while kill -0 "$launch_pid" 2>/dev/null; do
   if [[ -z $verdict_at && -s $fresh ]]; then
     verdict_at=$SECONDS
@@ -298,7 +301,7 @@ while kill -0 "$launch_pid" 2>/dev/null; do
     kill -TERM "$launch_pid" 2>/dev/null || true
     stopped=1
   fi
-  sleep 1
+  sleep 0.2
 done
 status=0
 wait "$launch_pid" || status=$?
