@@ -103,14 +103,19 @@ while (($# > 0)); do
   fi
   case $opt in
     --nodes) need_value "$@"; nodes_list=$2; nodes_given=1; shift 2 ;;
-    --hostfile) need_value "$@"; hostfile=$2; shift 2 ;;
+    --hostfile)
+      need_value "$@"
+      [[ -n $2 ]] || usage_error "--hostfile needs a file name"
+      hostfile=$2
+      shift 2
+      ;;
     --allow-duplicate-hosts) allow_duplicates=1; shift ;;
     --launcher) need_value "$@"; launcher=$2; shift 2 ;;
     --launcher-bin) need_value "$@"; launcher_bin=$2; shift 2 ;;
     --launcher-args)
       need_value "$@"
-      # Split at blanks, never evaluated: quotes inside are plain characters.
-      read -r -a words <<<"$2"
+      # Split at blanks and newlines, never evaluated: quotes inside are plain characters.
+      read -r -d "" -a words <<<"$2" || true
       launcher_args+=("${words[@]}")
       shift 2
       ;;
@@ -129,7 +134,7 @@ case $launcher in
   auto | srun | mpirun) ;;
   *) usage_error "--launcher must be auto, srun or mpirun, not '$launcher'" ;;
 esac
-if [[ -n $min_healthy && ! $min_healthy =~ ^[0-9]+$ ]]; then
+if [[ -n $min_healthy && ! $min_healthy =~ ^[0-9]{1,7}$ ]]; then
   usage_error "--min-healthy needs a whole number of nodes, not '$min_healthy'"
 fi
 if [[ -n $deadline && ! $deadline =~ ^[1-9][0-9]{0,6}$ ]]; then
@@ -221,6 +226,12 @@ fi
 if [[ -z $launcher_bin ]]; then
   launcher_bin=$(command -v "$launcher" 2>/dev/null) ||
     usage_error "$launcher not found on PATH (use --launcher-bin PATH or --launcher)"
+fi
+# A bare name is looked up on PATH, as a shell would.
+if [[ $launcher_bin != */* ]]; then
+  found=$(command -v "$launcher_bin" 2>/dev/null) ||
+    usage_error "launcher '$launcher_bin' not found on PATH"
+  launcher_bin=$found
 fi
 [[ -x $launcher_bin && ! -d $launcher_bin ]] ||
   usage_error "launcher '$launcher_bin' is not an executable"

@@ -26,6 +26,7 @@ expect_usage_error "${ok[@]}" --nodes
 expect_usage_error "${ok[@]}" --nodes n1 --launcher pbs
 expect_usage_error "${ok[@]}" --nodes n1 --min-healthy two
 expect_usage_error "${ok[@]}" --nodes n1 --min-healthy -1
+expect_usage_error "${ok[@]}" --nodes n1 --min-healthy 99999999999999999999
 expect_usage_error "${ok[@]}" --nodes n1 --deadline 0
 expect_usage_error "${ok[@]}" --nodes n1 --deadline 1.5
 expect_usage_error "${ok[@]}" --nodes n1 --grace soon
@@ -40,6 +41,7 @@ expect_usage_error "${ok[@]}" --nodes 'gpu[001-'
 check_contains "$err" "unmatched '['" "message for an invalid list"
 expect_usage_error "${ok[@]}" --nodes 'gpu[3-1]'
 expect_usage_error "${ok[@]}" --nodes n1,n2 --hostfile "$GATE_TMP/hosts"
+expect_usage_error "${ok[@]}" --nodes n1 --hostfile=
 expect_usage_error "${ok[@]}" --hostfile "$GATE_TMP/no-such-file"
 printf 'n1\nn2 slots=2 cpus=4\n' >"$GATE_TMP/bad-hosts"
 expect_usage_error "${ok[@]}" --hostfile "$GATE_TMP/bad-hosts"
@@ -59,6 +61,7 @@ expect_usage_error --nodes n1 --launcher mpirun --launcher-bin "$GATE_TMP/no-mpi
   --preflight "$PREFLIGHT"
 expect_usage_error --nodes n1 --launcher srun --preflight "$PREFLIGHT"
 check_contains "$err" "srun not found" "message without srun"
+expect_usage_error --nodes n1 --launcher mpirun --launcher-bin no-such-mpirun --preflight "$PREFLIGHT"
 expect_usage_error "${ok[@]}" --nodes n1 --json "$GATE_TMP/no-dir/v.json"
 expect_usage_error "${ok[@]}" --nodes n1 --json "$GATE_TMP"
 

@@ -41,11 +41,12 @@ echo "ok: srun command line"
 
 printf '# rack 7\ngpu-b slots=8\n\ngpu-a   # spare\ngpu-c slots=4\n' >"$GATE_TMP/hosts"
 run_gate --launcher mpirun --launcher-bin "$stub" --preflight "$PREFLIGHT" --json "$json" \
-  --hostfile "$GATE_TMP/hosts" --launcher-args '-x NCCL_DEBUG'
+  --hostfile "$GATE_TMP/hosts" --launcher-args $'-x NCCL_DEBUG\n--mca\tbtl self'
 check_eq "$rc" 3 "exit status when mpirun writes no verdict"
 expected="--hostfile $(dirname "$(json_arg)")/hostfile -np 3 --map-by slot --bind-to none"
 ((!is_root)) || expected="--allow-run-as-root $expected"
-check_eq "$(recorded)" "$expected -x NCCL_DEBUG $PREFLIGHT fleet --json" "mpirun command line"
+check_eq "$(recorded)" "$expected -x NCCL_DEBUG --mca btl self $PREFLIGHT fleet --json" \
+  "mpirun command line"
 check_eq "$(paste -sd' ' "$GATE_TMP/hostfile")" "gpu-b slots=1 gpu-a slots=1 gpu-c slots=1" \
   "mpirun's host file: one slot per host, in the listed order"
 echo "ok: mpirun command line"
