@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs preflight's build and test dependencies from Debian packages and checks for the CUDA
 # toolkit. Idempotent: installs only what is missing. Needs root (or sudo) for apt-get.
+# With --test it also installs what the test suite drives: Chromium (the HTML report is rendered
+# headless), the Prometheus client library (the metrics file is parsed back), shellcheck (the
+# Slurm and CI-gate scripts), dpkg-dev (the .deb is built and inspected).
 set -euo pipefail
 
 packages=(
@@ -8,6 +11,12 @@ packages=(
   libcli11-dev nlohmann-json3-dev catch2
   libibverbs-dev libopenmpi-dev openmpi-bin
 )
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(chromium python3-prometheus-client shellcheck dpkg-dev util-linux bsdutils)
+elif [[ $# -gt 0 ]]; then
+  echo "setup-deps: unknown argument '$1' (known: --test)" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

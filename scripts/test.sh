@@ -3,7 +3,7 @@
 # test suite. GPU tests (label gpu) report "skipped" where no GPU is visible.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup-deps.sh
+scripts/setup-deps.sh --test
 export BUILD_DIR=${BUILD_DIR:-build-test}
 rm -rf "$BUILD_DIR"
 scripts/build.sh -DPREFLIGHT_BUILD_TESTS=ON

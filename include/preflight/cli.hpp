@@ -22,6 +22,10 @@ struct RunArgs {
   std::vector<std::string> inject_faults;
   bool colour = true;          // --no-color turns it off; it is only used on a terminal anyway
   CheckOptions check_options;  // options the checks add (--gemm-dtypes ...), as text
+  std::optional<int> repeat;   // burn-in: --repeat N passes
+  std::optional<double> duration_s;  // burn-in: --duration, in seconds
+  bool stop_on_fail = false;
+  std::string prom_path;  // --prom: node_exporter textfile; empty: none
 };
 
 // `preflight fleet`: one process per node under mpirun/srun. The node options of `run` apply

@@ -44,9 +44,13 @@ struct InjectedFault {
   std::optional<double> number;
   std::string word;
   FaultTarget target;
+  // `,from-pass=N` after the target: in a repeated run the fault appears in pass N and stays,
+  // as a GPU that degrades under a long burn-in would.
+  int from_pass = 1;
 };
 
-// Throws InvalidInput with a message naming the spec and what is wrong.
+// KIND[:VALUE]@TARGET[,from-pass=N]. Throws InvalidInput with a message naming the spec and what
+// is wrong.
 InjectedFault parse_fault(std::string_view spec, const std::vector<FaultKindSpec>& kinds);
 
 class FaultPlan {
@@ -62,6 +66,8 @@ class FaultPlan {
   // The fault of this kind aimed at this GPU, if any (the last one wins).
   const InjectedFault* for_gpu(std::string_view kind, int gpu_index) const;
   const InjectedFault* for_check(std::string_view kind, std::string_view check) const;
+  // The faults active in pass `pass` (from 1) of a repeated run.
+  FaultPlan in_pass(int pass) const;
 
  private:
   std::vector<InjectedFault> faults_;

@@ -41,6 +41,14 @@ enum class StopCause { none, signal, deadline };
 // skip_reason of a check the run never started (as opposed to one that chose to skip).
 inline constexpr std::string_view kNotRunPrefix = "not run: ";
 
+// What the progress display needs of a run under way.
+struct RunProgress {
+  std::vector<std::string> names;                    // the planned checks, in order
+  std::vector<std::optional<CheckResult>> finished;  // results so far (metrics dropped)
+  std::optional<std::size_t> running;
+  double running_s = 0;  // how long the running check has been running
+};
+
 class RunState {
  public:
   RunState(Verdict skeleton, const std::vector<PlannedCheck>& plan, bool strict);
@@ -67,6 +75,7 @@ class RunState {
   // gets CHECK_INTERRUPTED (signal) or CHECK_TIMEOUT (deadline); checks not started are
   // skipped with "not run: <why>". Aggregated.
   Verdict compose() const;
+  RunProgress progress() const;
 
   // True for exactly one caller: the one that writes the verdict.
   bool claim_finalize();

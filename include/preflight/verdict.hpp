@@ -91,6 +91,28 @@ struct ToolInfo {
 
 inline constexpr std::string_view kVerdictSchema = "preflight.verdict/1";
 
+// One pass of a repeated run (`--repeat`, `--duration`): its own verdict, kept whole.
+struct PassRecord {
+  int index = 1;  // from 1
+  std::string started_at;
+  double duration_s = 0.0;
+  Status verdict = Status::pass;
+  int exit_code = kExitHealthy;
+  std::string reason;
+  std::vector<Finding> findings;
+  std::vector<CheckResult> checks;
+};
+
+// How a repeated run was asked for and how it ended (docs/burnin.md).
+struct BurninInfo {
+  std::optional<int> passes_requested;         // --repeat
+  std::optional<double> duration_requested_s;  // --duration
+  int passes_run = 0;
+  // repeat | duration | failure (--stop-on-fail) | signal | stuck (a check was abandoned)
+  std::string stopped_by;
+  int reported_pass = 0;  // whose checks and findings the top level of the verdict holds
+};
+
 struct Verdict {
   ToolInfo tool;
   std::string host;
@@ -105,12 +127,18 @@ struct Verdict {
   std::vector<std::string> injected_faults;
   std::vector<Finding> findings;  // run-level findings (discovery, interruption), entity node
   std::vector<CheckResult> checks;
+  // Repeated runs only: how they went and every pass; the top-level findings and checks are
+  // those of burnin->reported_pass.
+  std::optional<BurninInfo> burnin;
+  std::vector<PassRecord> passes;
+  std::optional<int> first_failed_pass;  // the first pass whose verdict was unhealthy
 };
 
 // The aggregation rule: any check with status fail or error, or any run-level finding of
 // severity fail, gives fail; else any warn gives warn; else pass. Exit code: fail -> 1, except
 // that a fail caused only by tool errors (status error) -> 3; warn -> 0, or 1 with strict.
-// Fills verdict, exit_code and reason.
+// Fills verdict, exit_code and reason. A repeated run's reason starts with "pass K/N: ", K being
+// burnin->reported_pass.
 void aggregate(Verdict& verdict, bool strict);
 
 // A drain-safe one-line reason: printable ASCII, no quotes, backslashes or newlines, at most

@@ -1,154 +1,17 @@
 #include "app/commands.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
-#include "preflight/atomic_file.hpp"
-#include "preflight/build_info.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/fleet_setup.hpp"
-#include "preflight/host_info.hpp"
-#include "preflight/report.hpp"
 #include "preflight/runner.hpp"
-#include "preflight/supervisor.hpp"
 
 namespace preflight {
 
-namespace {
-
 using std::chrono::seconds;
-
-FaultPlan parse_faults(const std::vector<std::string>& specs, const CheckRegistry& registry,
-                       const std::vector<PlannedCheck>& plan) {
-  std::vector<InjectedFault> faults;
-  const auto kinds = registry.fault_kinds();
-  for (const auto& spec : specs) {
-    InjectedFault f = parse_fault(spec, kinds);
-    // A fault of a check that does not run would be silently ignored: a drill that tests
-    // nothing and passes.
-    for (const Check* owner : registry.all()) {
-      const auto& owned = owner->info().fault_kinds;
-      const bool owns = std::any_of(owned.begin(), owned.end(),
-                                    [&](const FaultKindSpec& k) { return k.kind == f.kind; });
-      const bool planned = std::any_of(plan.begin(), plan.end(),
-                                       [&](const PlannedCheck& p) { return p.check == owner; });
-      if (owns && !planned) {
-        throw InvalidInput("--inject-fault '" + spec + "': kind '" + f.kind +
-                           "' belongs to check '" + owner->info().name +
-                           "', which is not part of this run");
-      }
-    }
-    if (f.target.type == TargetType::check) {
-      const bool planned = std::any_of(plan.begin(), plan.end(), [&](const PlannedCheck& p) {
-        return p.check->info().name == f.target.name;
-      });
-      if (registry.find(f.target.name) == nullptr) {
-        throw InvalidInput("--inject-fault '" + spec + "': unknown check '" + f.target.name + "'");
-      }
-      if (!planned) {
-        throw InvalidInput("--inject-fault '" + spec + "': check '" + f.target.name +
-                           "' is not part of this run");
-      }
-    }
-    faults.push_back(std::move(f));
-  }
-  return FaultPlan(std::move(faults));
-}
-
-// Writes the verdict where it was asked for and prints the table. Returns the exit code: the
-// verdict's, or 3 if the verdict could not be written.
-int deliver(const Verdict& verdict, const RunArgs& args) {
-  const bool json_to_stdout = args.json_path == "-";
-  FILE* table_stream = json_to_stdout ? stderr : stdout;
-  TextStyle style;
-  style.colour = args.colour && isatty(fileno(table_stream)) && std::getenv("NO_COLOR") == nullptr;
-  int code = verdict.exit_code;
-  const std::string json = verdict_to_json_text(verdict);
-  if (json_to_stdout) {
-    std::fwrite(json.data(), 1, json.size(), stdout);
-  } else if (!args.json_path.empty()) {
-    try {
-      write_file_atomically(args.json_path, json);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "preflight: internal error: cannot write the verdict: %s\n", e.what());
-      code = kExitInternalError;
-    }
-  }
-  Verdict shown = verdict;
-  shown.exit_code = code;  // the table tells the exit code the process really ends with
-  const std::string table = verdict_to_text(shown, style);
-  std::fwrite(table.data(), 1, table.size(), table_stream);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  return code;
-}
-
-}  // namespace
-
-CommandResult run_command(const Invocation& inv, int argc, const char* const* argv) {
-  // Before any thread exists, so that only the supervisor receives SIGTERM and SIGINT.
-  Supervisor::block_termination_signals();
-  const RunArgs& args = inv.run;
-
-  CheckRegistry registry;
-  register_builtin_checks(registry);
-  const std::vector<PlannedCheck> plan =
-      plan_checks(registry, args.profile, args.checks, args.check_options);
-  const FaultPlan faults = parse_faults(args.inject_faults, registry, plan);
-  if (!args.thresholds_path.empty()) {
-    // Validate now, before anything runs or is written; the runner applies it again on top of
-    // the detected SKU.
-    Thresholds::for_sku(nullptr, "validation").apply_overrides_file(args.thresholds_path);
-  }
-  if (!args.json_path.empty() && args.json_path != "-") ensure_writable(args.json_path);
-
-  const seconds timeout = args.timeout_s ? seconds(*args.timeout_s) : default_timeout(plan);
-  const auto deadline = SteadyClock::now() + timeout;
-
-  Verdict skeleton;
-  skeleton.tool.version = build::kVersion;
-  skeleton.tool.git = build::kGitRevision;
-  skeleton.host = host_name();
-  skeleton.started_at = utc_iso8601(std::chrono::system_clock::now());
-  skeleton.profile = std::string(to_string(args.profile));
-  skeleton.argv.assign(argv, argv + argc);
-  for (const auto& f : faults.all()) skeleton.injected_faults.push_back(f.spec);
-
-  RunState state(std::move(skeleton), plan, args.strict);
-  // Last resort if the runner itself is stuck: the supervisor writes what is known and ends
-  // the process. _Exit, because stuck threads cannot be joined and must not see destructors.
-  Supervisor supervisor(state, deadline + seconds(3), std::chrono::milliseconds(2000),
-                        [&args](const Verdict& v) { std::_Exit(deliver(v, args)); });
-
-  RunSettings settings;
-  settings.profile = args.profile;
-  settings.expect.gpus = args.expect_gpus;
-  settings.deadline = deadline;
-  settings.thresholds_path = args.thresholds_path;
-  settings.options = args.check_options;
-
-  auto backend = make_system_gpu_backend();
-  Runner runner(*backend, faults);
-  RunOutcome outcome = runner.run(state, plan, settings);
-
-  if (!state.claim_finalize()) {
-    // The supervisor is writing the verdict and will end the process.
-    while (true) std::this_thread::sleep_for(seconds(1));
-  }
-  const bool abandoned = state.abandoned_threads() > 0;
-  if (!outcome.invalid.empty()) {
-    std::fprintf(stderr, "preflight: %s\n", outcome.invalid.c_str());
-    return {kExitInvalidInvocation, abandoned};
-  }
-  return {deliver(outcome.verdict, args), abandoned};
-}
 
 CommandResult list_command(const Invocation& inv) {
   CheckRegistry registry;

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "preflight/build_info.hpp"
+#include "preflight/burnin.hpp"
+#include "preflight/errors.hpp"
 
 namespace preflight {
 
@@ -14,7 +16,7 @@ namespace {
 
 constexpr int kMaxTimeout = 7 * 24 * 3600;
 
-void add_run_options(CLI::App& run, RunArgs& args, std::string& profile) {
+void add_run_options(CLI::App& run, RunArgs& args, std::string& profile, std::string& duration) {
   run.add_option("--profile", profile,
                  "quick (default): seconds, for prologs and CI gates; standard: minutes; "
                  "burnin: long stress runs")
@@ -43,6 +45,20 @@ void add_run_options(CLI::App& run, RunArgs& args, std::string& profile) {
                  "alerting (kinds: 'preflight list'); the verdict says it was injected")
       ->allow_extra_args(false);
   run.add_flag("--no-color{false}", args.colour, "no colours in the table");
+  run.add_option("--prom", args.prom_path,
+                 "also write the verdict as Prometheus metrics to PATH atomically, for "
+                 "node_exporter's textfile collector (docs/prometheus.md)");
+  run.add_option("--repeat", args.repeat,
+                 "burn-in: run the checks N times (passes); the verdict keeps every pass and "
+                 "says which first failed; --timeout then bounds each pass")
+      ->check(CLI::Range(1, kMaxRepeat))
+      ->group("Burn-in");
+  run.add_option("--duration", duration,
+                 "burn-in: start new passes until this much time has passed (90, 45m, 2h, 1d); "
+                 "the pass under way finishes")
+      ->group("Burn-in");
+  run.add_flag("--stop-on-fail", args.stop_on_fail, "burn-in: stop after the first unhealthy pass")
+      ->group("Burn-in");
 }
 
 void add_fleet_options(CLI::App& fleet, FleetArgs& args, std::string& profile) {
@@ -120,9 +136,10 @@ Invocation parse_command_line(int argc, const char* const* argv,
   app.require_subcommand(1);
 
   std::string profile = "quick";
+  std::string duration;
   CLI::App* run = app.add_subcommand(
       "run", "Diagnose this node: run the profile's checks, print a table, write the verdict");
-  add_run_options(*run, inv.run, profile);
+  add_run_options(*run, inv.run, profile, duration);
   // Options of the checks, as text; each check validates its own (plan_checks).
   std::vector<std::string> check_values(check_options.size());
   for (std::size_t i = 0; i < check_options.size(); ++i) {
@@ -222,6 +239,17 @@ Invocation parse_command_line(int argc, const char* const* argv,
     // An empty path (say, from an unset variable in a prolog) would silently lose the verdict.
     if (run->count("--json") > 0 && inv.run.json_path.empty()) {
       return fail("--json: empty path");
+    }
+    if (run->count("--prom") > 0 && inv.run.prom_path.empty()) return fail("--prom: empty path");
+    if (run->count("--duration") > 0) {
+      try {
+        inv.run.duration_s = parse_duration(duration, "--duration");
+      } catch (const InvalidInput& e) {
+        return fail(e.what());
+      }
+    }
+    if (inv.run.stop_on_fail && !inv.run.repeat && !inv.run.duration_s) {
+      return fail("--stop-on-fail: only with --repeat or --duration");
     }
     for (std::size_t i = 0; i < check_options.size(); ++i) {
       if (run->count(check_options[i].flag) == 0) continue;

@@ -217,7 +217,23 @@ InjectedFault parse_fault(std::string_view spec, const std::vector<FaultKindSpec
   fault.spec = std::string(spec);
   fault.kind = kind->kind;
   parse_value(spec, *kind, value, has_value, fault);
-  fault.target = parse_target(spec, spec.substr(at + 1));
+  std::string_view target_text = spec.substr(at + 1);
+  if (const auto comma = target_text.find(','); comma != std::string_view::npos) {
+    const std::string_view option = target_text.substr(comma + 1);
+    constexpr std::string_view kFromPass = "from-pass=";
+    if (option.substr(0, kFromPass.size()) != kFromPass) {
+      bad(spec, "unknown qualifier '" + std::string(option) + "' (known: from-pass=N)");
+    }
+    const std::string number(option.substr(kFromPass.size()));
+    const bool digits = !number.empty() && number.size() <= 7 &&
+                        number.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoi(number) < 1) {
+      bad(spec, "from-pass must be a pass number from 1, got '" + number + "'");
+    }
+    fault.from_pass = std::stoi(number);
+    target_text = target_text.substr(0, comma);
+  }
+  fault.target = parse_target(spec, target_text);
   bool allowed = false;
   for (auto t : kind->targets) allowed = allowed || t == fault.target.type;
   if (!allowed) {
@@ -243,6 +259,14 @@ const InjectedFault* FaultPlan::for_gpu(std::string_view kind, int gpu_index) co
     }
   }
   return found;
+}
+
+FaultPlan FaultPlan::in_pass(int pass) const {
+  std::vector<InjectedFault> active;
+  for (const auto& f : faults_) {
+    if (f.from_pass <= pass) active.push_back(f);
+  }
+  return FaultPlan(std::move(active));
 }
 
 const InjectedFault* FaultPlan::for_check(std::string_view kind, std::string_view check) const {

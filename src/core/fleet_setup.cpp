@@ -53,6 +53,10 @@ std::vector<InjectedFault> parse_fleet_faults(const std::vector<std::string>& sp
   const auto kinds = fleet_fault_kinds();
   for (const auto& spec : specs) {
     InjectedFault f = parse_fault(spec, kinds);
+    if (f.from_pass != 1) {
+      throw InvalidInput("--inject-fault '" + spec +
+                         "': from-pass applies to repeated runs of 'preflight run', not to fleet");
+    }
     if (f.target.index < 0 || f.target.index >= world_size) {
       throw InvalidInput("--inject-fault '" + spec + "': node " + std::to_string(f.target.index) +
                          " is not in this fleet of " + std::to_string(world_size) + " ranks (0.." +

@@ -124,6 +124,29 @@ Verdict RunState::compose() const {
   return v;
 }
 
+RunProgress RunState::progress() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  RunProgress p;
+  p.names = names_;
+  p.finished.reserve(results_.size());
+  for (const auto& r : results_) {
+    if (!r) {
+      p.finished.emplace_back();
+      continue;
+    }
+    CheckResult brief;  // polled often: skip the metrics and matrices
+    brief.name = r->name;
+    brief.status = r->status;
+    brief.duration_s = r->duration_s;
+    brief.summary = r->summary;
+    brief.skip_reason = r->skip_reason;
+    p.finished.emplace_back(std::move(brief));
+  }
+  p.running = running_;
+  if (running_) p.running_s = seconds_between(running_since_, SteadyClock::now());
+  return p;
+}
+
 // Checks that never started leave the node unjudged, whatever the others found: say why as a
 // run-level fail, so that an interrupted or cut-short run can never pass.
 void RunState::add_incompleteness(Verdict& v) const {

@@ -85,6 +85,37 @@ void matrix_lines(std::ostringstream& os, const CheckResult& c) {
   }
 }
 
+std::string why_stopped(const std::string& stopped_by) {
+  if (stopped_by == "repeat") return "every pass run";
+  if (stopped_by == "duration") return "--duration reached";
+  if (stopped_by == "failure") return "stopped at the first unhealthy pass: --stop-on-fail";
+  if (stopped_by == "signal") return "stopped by a signal";
+  if (stopped_by == "stuck") return "stopped: a check did not return";
+  return stopped_by;
+}
+
+// A burn-in's passes in one glance: how many, which were unhealthy, which one the table shows.
+void burnin_lines(std::ostringstream& os, const Verdict& v) {
+  const BurninInfo& b = *v.burnin;
+  std::string unhealthy;
+  int count = 0;
+  for (const PassRecord& p : v.passes) {
+    if (p.exit_code == kExitHealthy) continue;
+    if (count++ < 10) unhealthy += (unhealthy.empty() ? "" : ", ") + std::to_string(p.index);
+  }
+  if (count > 10) unhealthy += ", ...";
+  os << "\nBurn-in: " << b.passes_run << (b.passes_run == 1 ? " pass" : " passes");
+  if (b.passes_requested) os << " of " << *b.passes_requested;
+  os << " in " << seconds(v.duration_s) << " (" << why_stopped(b.stopped_by) << "); ";
+  if (count == 0) {
+    os << "every pass healthy";
+  } else {
+    os << count << " unhealthy (" << unhealthy << "), first failed: pass "
+       << v.first_failed_pass.value_or(0);
+  }
+  os << "; the table shows pass " << b.reported_pass << '\n';
+}
+
 }  // namespace
 
 std::string verdict_to_text(const Verdict& v, const TextStyle& style) {
@@ -125,6 +156,7 @@ std::string verdict_to_text(const Verdict& v, const TextStyle& style) {
       finding_lines(os, c.name, f, style);
     }
   }
+  if (v.burnin) burnin_lines(os, v);
   os << "\nVerdict: " << status_cell(v.verdict, style, 0) << " (exit " << v.exit_code << ", "
      << seconds(v.duration_s) << ")";
   if (!v.reason.empty()) os << ": " << v.reason;

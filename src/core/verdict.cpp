@@ -96,9 +96,11 @@ std::string describe(const Cause& cause) {
   return s;
 }
 
-std::string build_reason(const std::vector<Cause>& causes, bool injected) {
+std::string build_reason(const std::vector<Cause>& causes, bool injected,
+                         const std::string& pass_prefix) {
   if (causes.empty()) return {};
   std::string reason = injected ? "injected fault: " : "";
+  reason += pass_prefix;
   reason += describe(causes.front());
   if (causes.size() > 1) {
     const std::string more = " (+" + std::to_string(causes.size() - 1) + " more)";
@@ -147,14 +149,19 @@ void aggregate(Verdict& verdict, bool strict) {
   }
 
   const bool injected = !verdict.injected_faults.empty();
+  // Which pass of a burn-in the causes come from: an operator needs "pass 7/24", not pass 1.
+  const std::string pass_prefix = verdict.burnin
+                                      ? "pass " + std::to_string(verdict.burnin->reported_pass) +
+                                            "/" + std::to_string(verdict.burnin->passes_run) + ": "
+                                      : std::string();
   if (!fails.empty()) {
     verdict.verdict = Status::fail;
     verdict.exit_code = only_tool_errors ? kExitInternalError : kExitUnhealthy;
-    verdict.reason = build_reason(fails, injected);
+    verdict.reason = build_reason(fails, injected, pass_prefix);
   } else if (!warns.empty()) {
     verdict.verdict = Status::warn;
     verdict.exit_code = strict ? kExitUnhealthy : kExitHealthy;
-    verdict.reason = build_reason(warns, injected);
+    verdict.reason = build_reason(warns, injected, pass_prefix);
   } else {
     verdict.verdict = Status::pass;
     verdict.exit_code = kExitHealthy;

@@ -114,7 +114,8 @@ TEST_CASE("json: top-level keys come in the documented order") {
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   const std::vector<std::string> expected = {
       "schema", "tool",    "host",      "started_at", "duration_s",      "profile",  "argv",
-      "system", "verdict", "exit_code", "reason",     "injected_faults", "findings", "checks"};
+      "system", "verdict", "exit_code", "reason",     "injected_faults", "findings", "checks",
+      "burnin", "passes",  "first_failed_pass"};
   CHECK(keys == expected);
 }
 

@@ -1,0 +1,18 @@
+#pragma once
+// The verdict as Prometheus metrics in the text exposition format, for node_exporter's textfile
+// collector (`preflight run --prom PATH`, docs/prometheus.md): the verdict, each check's status,
+// the run's timestamp and duration, and the key figures per GPU, NIC and pair. Names follow
+// Prometheus conventions: a `preflight_` prefix, base units (seconds, bytes and bits per second,
+// celsius, watts, hertz) as suffixes, entities as labels. Host-only.
+#include <string>
+
+#include "preflight/verdict.hpp"
+
+namespace preflight {
+
+std::string verdict_to_prometheus(const Verdict& verdict);
+
+// Seconds since the epoch of a "YYYY-MM-DDTHH:MM:SSZ" time; 0 when it cannot be read.
+double epoch_seconds_of(const std::string& utc_iso8601);
+
+}  // namespace preflight

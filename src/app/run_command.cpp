@@ -1,0 +1,231 @@
+// `preflight run`: one pass of the planned checks, or with --repeat/--duration a burn-in of
+// many passes, each its own run under its own deadline and supervisor.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include "app/commands.hpp"
+#include "preflight/atomic_file.hpp"
+#include "preflight/build_info.hpp"
+#include "preflight/burnin.hpp"
+#include "preflight/errors.hpp"
+#include "preflight/fleet_setup.hpp"
+#include "preflight/host_info.hpp"
+#include "preflight/progress.hpp"
+#include "preflight/prometheus.hpp"
+#include "preflight/report.hpp"
+#include "preflight/runner.hpp"
+#include "preflight/supervisor.hpp"
+
+namespace preflight {
+
+namespace {
+
+using std::chrono::seconds;
+
+FaultPlan parse_faults(const std::vector<std::string>& specs, const CheckRegistry& registry,
+                       const std::vector<PlannedCheck>& plan, const RunArgs& args) {
+  std::vector<InjectedFault> faults;
+  const auto kinds = registry.fault_kinds();
+  for (const auto& spec : specs) {
+    InjectedFault f = parse_fault(spec, kinds);
+    // A fault of a check that does not run would be silently ignored: a drill that tests
+    // nothing and passes.
+    for (const Check* owner : registry.all()) {
+      const auto& owned = owner->info().fault_kinds;
+      const bool owns = std::any_of(owned.begin(), owned.end(),
+                                    [&](const FaultKindSpec& k) { return k.kind == f.kind; });
+      const bool planned = std::any_of(plan.begin(), plan.end(),
+                                       [&](const PlannedCheck& p) { return p.check == owner; });
+      if (owns && !planned) {
+        throw InvalidInput("--inject-fault '" + spec + "': kind '" + f.kind +
+                           "' belongs to check '" + owner->info().name +
+                           "', which is not part of this run");
+      }
+    }
+    if (f.target.type == TargetType::check) {
+      const bool planned = std::any_of(plan.begin(), plan.end(), [&](const PlannedCheck& p) {
+        return p.check->info().name == f.target.name;
+      });
+      if (registry.find(f.target.name) == nullptr) {
+        throw InvalidInput("--inject-fault '" + spec + "': unknown check '" + f.target.name + "'");
+      }
+      if (!planned) {
+        throw InvalidInput("--inject-fault '" + spec + "': check '" + f.target.name +
+                           "' is not part of this run");
+      }
+    }
+    // Same reasoning: a fault whose pass never comes tests nothing.
+    if (f.from_pass > 1 && !args.repeat && !args.duration_s) {
+      throw InvalidInput("--inject-fault '" + spec +
+                         "': from-pass needs a repeated run (--repeat or --duration)");
+    }
+    if (args.repeat && f.from_pass > *args.repeat) {
+      throw InvalidInput("--inject-fault '" + spec + "': pass " + std::to_string(f.from_pass) +
+                         " never runs with --repeat " + std::to_string(*args.repeat));
+    }
+    faults.push_back(std::move(f));
+  }
+  return FaultPlan(std::move(faults));
+}
+
+// Writes the verdict where it was asked for (JSON, Prometheus) and prints the table. Returns
+// the exit code: the verdict's, or 3 if an output could not be written.
+int deliver(const Verdict& verdict, const RunArgs& args) {
+  const bool json_to_stdout = args.json_path == "-";
+  FILE* table_stream = json_to_stdout ? stderr : stdout;
+  TextStyle style;
+  style.colour = args.colour && isatty(fileno(table_stream)) && std::getenv("NO_COLOR") == nullptr;
+  int code = verdict.exit_code;
+  const std::string json = verdict_to_json_text(verdict);
+  if (json_to_stdout) {
+    std::fwrite(json.data(), 1, json.size(), stdout);
+  } else if (!args.json_path.empty()) {
+    try {
+      write_file_atomically(args.json_path, json);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "preflight: internal error: cannot write the verdict: %s\n", e.what());
+      code = kExitInternalError;
+    }
+  }
+  if (!args.prom_path.empty()) {
+    try {
+      write_file_atomically(args.prom_path, verdict_to_prometheus(verdict));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "preflight: internal error: cannot write the metrics: %s\n", e.what());
+      code = kExitInternalError;
+    }
+  }
+  Verdict shown = verdict;
+  shown.exit_code = code;  // the table tells the exit code the process really ends with
+  const std::string table = verdict_to_text(shown, style);
+  std::fwrite(table.data(), 1, table.size(), table_stream);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  return code;
+}
+
+// Progress is for burn-ins: a prolog's quick run stays silent but for its table.
+std::unique_ptr<ProgressDisplay> make_progress(const RunArgs& args, const BurninRequest& request,
+                                               const std::vector<PlannedCheck>& plan) {
+  if (!request.repeated() && args.profile != Profile::burnin) return nullptr;
+  ProgressOptions options;
+  options.stream = stderr;
+  options.terminal = isatty(fileno(stderr)) != 0;
+  options.request = request;
+  for (const auto& p : plan) options.pass_budget_s += static_cast<double>(p.budget.count());
+  return std::make_unique<ProgressDisplay>(options);
+}
+
+double seconds_since(SteadyClock::time_point t) {
+  return std::chrono::duration<double>(SteadyClock::now() - t).count();
+}
+
+}  // namespace
+
+CommandResult run_command(const Invocation& inv, int argc, const char* const* argv) {
+  // Before any thread exists, so that only the supervisor receives SIGTERM and SIGINT.
+  Supervisor::block_termination_signals();
+  const RunArgs& args = inv.run;
+
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const std::vector<PlannedCheck> plan =
+      plan_checks(registry, args.profile, args.checks, args.check_options);
+  const FaultPlan faults = parse_faults(args.inject_faults, registry, plan, args);
+  if (!args.thresholds_path.empty()) {
+    // Validate now, before anything runs or is written; the runner applies it again on top of
+    // the detected SKU.
+    Thresholds::for_sku(nullptr, "validation").apply_overrides_file(args.thresholds_path);
+  }
+  if (!args.json_path.empty() && args.json_path != "-") ensure_writable(args.json_path);
+  if (!args.prom_path.empty()) ensure_writable(args.prom_path);
+
+  BurninRequest request;
+  request.repeat = args.repeat;
+  request.duration_s = args.duration_s;
+  request.stop_on_fail = args.stop_on_fail;
+  // In a repeated run --timeout bounds each pass; the run as a whole is bounded by --duration
+  // or --repeat, passes of at most that each.
+  const seconds pass_timeout = args.timeout_s ? seconds(*args.timeout_s) : default_timeout(plan);
+
+  Verdict skeleton;
+  skeleton.tool.version = build::kVersion;
+  skeleton.tool.git = build::kGitRevision;
+  skeleton.host = host_name();
+  skeleton.profile = std::string(to_string(args.profile));
+  skeleton.argv.assign(argv, argv + argc);
+  for (const auto& f : faults.all()) skeleton.injected_faults.push_back(f.spec);
+
+  RunSettings settings;
+  settings.profile = args.profile;
+  settings.expect.gpus = args.expect_gpus;
+  settings.thresholds_path = args.thresholds_path;
+  settings.options = args.check_options;
+
+  auto backend = make_system_gpu_backend();
+  std::unique_ptr<ProgressDisplay> progress = make_progress(args, request, plan);
+  // Every finished pass, whole. Only this thread touches it, except the supervisor's emergency
+  // path, which runs only while this thread is stuck inside runner.run.
+  std::vector<Verdict> passes;
+  const auto run_started = SteadyClock::now();
+  std::string signal;  // what stopped the run, for its verdict
+  const auto final_verdict = [&](const std::vector<Verdict>& done, const std::string& why) {
+    if (!request.repeated()) return done.back();
+    return combine_passes(done, request, why, seconds_since(run_started), args.strict, signal);
+  };
+
+  std::string stopped_by;
+  bool abandoned = false;
+  for (int index = 1; stopped_by.empty(); ++index) {
+    const FaultPlan pass_faults = faults.in_pass(index);
+    settings.deadline = SteadyClock::now() + pass_timeout;
+    skeleton.started_at = utc_iso8601(std::chrono::system_clock::now());
+    RunState state(skeleton, plan, args.strict);
+    // Last resort if the runner itself is stuck: the supervisor writes what is known, the
+    // passes before this one included, and ends the process. _Exit, because stuck threads
+    // cannot be joined and must not see destructors.
+    Supervisor supervisor(
+        state, settings.deadline + seconds(3), std::chrono::milliseconds(2000),
+        [&](const Verdict& v) {
+          std::vector<Verdict> done = passes;
+          done.push_back(v);
+          const bool by_signal = state.stop_cause() == StopCause::signal;
+          if (by_signal) signal = state.stop_why();
+          if (progress) progress->finish();
+          std::_Exit(deliver(final_verdict(done, by_signal ? "signal" : "stuck"), args));
+        });
+    if (progress) progress->begin_pass(index, &state);
+    Runner runner(*backend, pass_faults);
+    RunOutcome outcome = runner.run(state, plan, settings);
+    if (!state.claim_finalize()) {
+      // The supervisor is writing the verdict and will end the process.
+      while (true) std::this_thread::sleep_for(seconds(1));
+    }
+    abandoned = abandoned || state.abandoned_threads() > 0;
+    if (!outcome.invalid.empty()) {
+      if (progress) progress->finish();
+      std::fprintf(stderr, "preflight: %s\n", outcome.invalid.c_str());
+      return {kExitInvalidInvocation, abandoned};
+    }
+    if (progress) progress->end_pass(index, outcome.verdict);
+    PassEnd end;
+    end.passes_done = index;
+    end.elapsed_s = seconds_since(run_started);
+    end.unhealthy = outcome.verdict.exit_code != kExitHealthy;
+    end.signalled = state.stop_cause() == StopCause::signal;
+    if (end.signalled) signal = state.stop_why();
+    end.stuck = state.abandoned_threads() > 0;
+    passes.push_back(std::move(outcome.verdict));
+    stopped_by = burnin_stop(request, end).value_or("");
+  }
+  if (progress) progress->finish();
+  return {deliver(final_verdict(passes, stopped_by), args), abandoned};
+}
+
+}  // namespace preflight
