@@ -23,6 +23,10 @@ readonly PF_VARS=(PREFLIGHT_BIN PREFLIGHT_STATE_DIR PREFLIGHT_HISTORY PREFLIGHT_
 PF_TAG=preflight   # syslog tag; replaced by PREFLIGHT_SYSLOG_TAG once that is validated
 PF_RUN_DIR=""      # per-run scratch directory inside the state directory, removed on exit
 PF_CHILD=""        # pid of the `timeout` wrapping preflight while it runs
+PF_WAITING=""      # pid of the flock waiting for the lock
+PF_RAN=0           # 1 once preflight has run
+PF_SIGNAL=""       # the signal that interrupted the hook, if any
+PF_SIGNAL_EXIT=1   # the hook's exit code when a signal stops it before preflight ran
 
 # Slurm starts hooks without a search path and in whatever locale slurmd has: give them a PATH
 # (the caller's entries first, so tests can put stand-ins there) and the C locale, which makes
@@ -41,14 +45,20 @@ pf_cleanup() {
   if [[ -n $PF_RUN_DIR ]]; then rm -rf -- "$PF_RUN_DIR"; fi
 }
 
-# slurmd signals a hook that overruns: pass the signal on to preflight (through `timeout`, which
-# forwards it), so preflight writes its partial verdict and the hook ends promptly. The hook
-# keeps going and reports what preflight wrote; the poll loop in pf_run_preflight notices.
+# slurmd signals a hook that overruns. While preflight runs, pass the signal on (through
+# `timeout`, which forwards it), so preflight writes its partial verdict; the hook then reports
+# it as usual, within seconds. Before that (waiting for the lock), stop at once. After it, the
+# hook is only writing its results: let it finish.
 pf_forward_signal() {
   PF_SIGNAL=$1
-  if [[ -n $PF_CHILD ]]; then kill -TERM "$PF_CHILD" 2>/dev/null || true; fi
+  if [[ -n $PF_CHILD ]]; then
+    kill -TERM "$PF_CHILD" 2>/dev/null || true
+  elif ((PF_RAN == 0)); then
+    if [[ -n $PF_WAITING ]]; then kill -TERM "$PF_WAITING" 2>/dev/null || true; fi
+    pf_log warning "node=${PREFLIGHT_NODENAME:-unknown} interrupted by SIG$1 before preflight ran; exit $PF_SIGNAL_EXIT"
+    exit "$PF_SIGNAL_EXIT"
+  fi
 }
-PF_SIGNAL=""
 
 # Make TEXT safe as a Slurm reason and a syslog line: printable ASCII only, no quotes, backquote
 # or backslash (each becomes a space), one line, runs of spaces collapsed, trimmed, and at most
@@ -218,11 +228,17 @@ pf_lock() {
     PF_DETAIL="cannot open lock file $file"
     return 1
   fi
-  if ((wait == 0)); then
-    flock -n "$PF_LOCK_FD" && return 0
-  else
-    flock -w "$wait" "$PF_LOCK_FD" && return 0
+  local -a how=(-w "$wait")
+  if ((wait == 0)); then how=(-n); fi
+  # In the background, so that a signal interrupts the wait (bash runs traps only between
+  # commands, but at once during `wait`). The lock belongs to the open file, which stays ours.
+  flock "${how[@]}" "$PF_LOCK_FD" &
+  PF_WAITING=$!
+  if wait "$PF_WAITING"; then
+    PF_WAITING=""
+    return 0
   fi
+  PF_WAITING=""
   PF_DETAIL="another preflight run held the lock $file for ${wait} s"
   return 1
 }
@@ -256,6 +272,7 @@ pf_run_preflight() {
     wait "$PF_CHILD" 2>/dev/null || PF_RC=$?
   fi
   PF_CHILD=""
+  PF_RAN=1
   PF_ELAPSED=$((SECONDS - start))
 }
 

@@ -14,6 +14,7 @@ PF_HOOK=healthcheck
 PF_SELF=$(readlink -f -- "${BASH_SOURCE[0]}")
 # shellcheck source=scripts/slurm/common.sh
 source "${PF_SELF%/*}/common.sh"
+PF_SIGNAL_EXIT=0  # stopped before preflight ran: nothing was judged or changed, a skipped run
 
 readonly OUR_PREFIX="preflight:"
 

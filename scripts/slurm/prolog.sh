@@ -7,7 +7,8 @@
 # Exit codes: 0 healthy (or a tool error with PREFLIGHT_PROLOG_ON_TOOL_ERROR=pass); 1 unhealthy;
 # 2 configuration error (environment file, variables); 3 tool error, failing closed: preflight
 # exited 2 or 3, wrote no verdict, did not finish within PREFLIGHT_TIMEOUT, could not be found,
-# or the lock or state directory was unavailable.
+# or the lock or state directory was unavailable; or slurmd's signal stopped the prolog before
+# preflight ran.
 #
 # Settings come from the environment file (PREFLIGHT_CONFIG, default /etc/default/preflight;
 # scripts/slurm/preflight.default lists them). One line goes to syslog per run.
@@ -17,6 +18,7 @@ PF_HOOK=prolog
 PF_SELF=$(readlink -f -- "${BASH_SOURCE[0]}")
 # shellcheck source=scripts/slurm/common.sh
 source "${PF_SELF%/*}/common.sh"
+PF_SIGNAL_EXIT=3  # stopped by slurmd before preflight ran: the node was not vetted
 
 # A problem with the tool rather than the node. Failing closed (the default) drains the node,
 # which is safe but costs a node; failing open lets the job start on an unvetted node. Either

@@ -284,6 +284,25 @@ case_sigterm() {
   t_expect_rc 1
   ((SECONDS - start <= 10)) || t_fail "the prolog took $((SECONDS - start)) s after SIGTERM"
   t_expect_syslog "prolog: * verdict=fail exit=1 * reason=injected fault: *SIGTERM* (prolog interrupted by SIGTERM); *"
+  # While it waits for the lock: it stops at once, exit 3.
+  t_reset_records
+  local fd
+  exec {fd}>>"$T/state/lock"
+  flock "$fd"
+  env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
+    SLURMD_NODENAME=node01 PREFLIGHT_LOCK_WAIT=60 bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
+  pid=$!
+  start=$SECONDS
+  sleep 1
+  kill -TERM "$pid" || t_fail "prolog process not found"
+  T_RC=0
+  wait "$pid" || T_RC=$?
+  exec {fd}>&-
+  t_expect_rc 3
+  ((SECONDS - start <= 4)) || t_fail "the prolog took $((SECONDS - start)) s after SIGTERM"
+  t_expect_syslog "prolog: node=node01 interrupted by SIGTERM before preflight ran; exit 3"
+  t_expect_no_file "$T/fake.calls"
+  [[ -z $(find "$T/state" -name '.run.*' -print -quit) ]] || t_fail "scratch directory left"
 }
 
 # PREFLIGHT_PROM is passed as --prom when this preflight has the flag.
