@@ -311,6 +311,17 @@ const json& verdict_shape() {
                                {"value", "number|null"},     {"unit", "string"},
                                {"threshold", "number|null"}, {"remediation", "string"},
                                {"injected", "boolean"}};
+  static const json check = {{"name", "string"},
+                             {"status", "enum:pass|warn|fail|skip|error"},
+                             {"duration_s", "number"},
+                             {"summary", "string"},
+                             {"skip_reason", "string"},
+                             {"findings", json::array({finding})},
+                             {"metrics", "numbers"},
+                             {"matrices", json::array({{{"name", "string"},
+                                                        {"unit", "string"},
+                                                        {"labels", json::array({"string"})},
+                                                        {"values", "matrix"}}})}};
   static const json shape = {
       {"schema", "enum:preflight.verdict/1"},
       {"tool", {{"name", "string"}, {"version", "string"}, {"git", "string"}}},
@@ -334,17 +345,17 @@ const json& verdict_shape() {
       {"reason", "string"},
       {"injected_faults", json::array({"string"})},
       {"findings", json::array({finding})},
-      {"checks", json::array({{{"name", "string"},
-                               {"status", "enum:pass|warn|fail|skip|error"},
+      {"checks", json::array({check})},
+      {"burnin", "object|null"},
+      {"passes", json::array({{{"index", "integer"},
+                               {"started_at", "string"},
                                {"duration_s", "number"},
-                               {"summary", "string"},
-                               {"skip_reason", "string"},
+                               {"verdict", "enum:pass|warn|fail"},
+                               {"exit_code", "integer"},
+                               {"reason", "string"},
                                {"findings", json::array({finding})},
-                               {"metrics", "numbers"},
-                               {"matrices", json::array({{{"name", "string"},
-                                                          {"unit", "string"},
-                                                          {"labels", json::array({"string"})},
-                                                          {"values", "matrix"}}})}}})}};
+                               {"checks", json::array({check})}}})},
+      {"first_failed_pass", "integer|null"}};
   return shape;
 }
 
@@ -354,6 +365,8 @@ bool has_type(const json& value, const std::string& type) {
   if (type == "integer") return value.is_number_integer();
   if (type == "boolean") return value.is_boolean();
   if (type == "number|null") return value.is_number() || value.is_null();
+  if (type == "integer|null") return value.is_number_integer() || value.is_null();
+  if (type == "object|null") return value.is_object() || value.is_null();
   if (type == "numbers") {
     if (!value.is_object()) return false;
     for (const auto& item : value) {
@@ -414,6 +427,15 @@ void check_shape(const json& value, const json& shape, const std::string& path,
 std::vector<std::string> verdict_shape_problems(const json& verdict) {
   std::vector<std::string> problems;
   check_shape(verdict, verdict_shape(), "", problems);
+  // A repeated run's block (null for a single pass): docs/burnin.md.
+  if (verdict.is_object() && verdict.contains("burnin") && verdict["burnin"].is_object()) {
+    static const json burnin = {{"passes_requested", "integer|null"},
+                                {"duration_requested_s", "number|null"},
+                                {"passes_run", "integer"},
+                                {"stopped_by", "enum:repeat|duration|failure|signal|stuck"},
+                                {"reported_pass", "integer"}};
+    check_shape(verdict["burnin"], burnin, "burnin", problems);
+  }
   return problems;
 }
 
