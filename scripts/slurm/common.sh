@@ -209,7 +209,8 @@ pf_find_bin() {
 }
 
 # The state directory holds the lock, the last verdicts and the history. Returns 1 (with
-# PF_DETAIL) if it cannot be used.
+# PF_DETAIL) if it cannot be used. Scratch directories a day old are left over from hooks killed
+# with SIGKILL (no hook runs that long) and are removed.
 pf_prepare_state_dir() {
   if ! mkdir -p -- "$PREFLIGHT_STATE_DIR/history" 2>/dev/null ||
     ! PF_RUN_DIR=$(mktemp -d "$PREFLIGHT_STATE_DIR/.run.XXXXXX" 2>/dev/null); then
@@ -217,6 +218,8 @@ pf_prepare_state_dir() {
     PF_DETAIL="state directory $PREFLIGHT_STATE_DIR is not writable"
     return 1
   fi
+  find "$PREFLIGHT_STATE_DIR" -maxdepth 1 -name '.run.*' -mmin +1440 -exec rm -rf -- {} + \
+    2>/dev/null || true
 }
 
 # Serialize GPU checks: a prolog and a health check must not run preflight over each other. The

@@ -7,6 +7,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Healthy node: exit 0, the verdict kept as prolog.json, last.json and in history/, one line.
 case_healthy() {
+  mkdir -p "$T/state/.run.old" "$T/state/.run.recent"
+  touch -d '2 days ago' "$T/state/.run.old"
   t_hook prolog
   t_expect_rc 0
   t_expect_syslog "prolog: node=node01 job=4242 verdict=pass exit=0 duration=*s"
@@ -18,6 +20,8 @@ case_healthy() {
     t_fail "expected one history file: ${hist[*]}"
   fi
   t_expect_no_file "$T/state/healthcheck.json"
+  t_expect_no_file "$T/state/.run.old"
+  rmdir "$T/state/.run.recent" || t_fail "a recent scratch directory was removed"
   [[ -z $(find "$T/state" -name '.*' ! -name . -print -quit) ]] || t_fail "temporary files left"
   t_expect_no_scontrol
   grep -q -- '-t preflight -p daemon.info --' "$T/logger.calls" || t_fail "logger options"
