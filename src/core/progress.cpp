@@ -164,7 +164,7 @@ void ProgressDisplay::poll_locked(bool force) {
     what += p.names[*p.running] + " (" + std::to_string(*p.running + 1) + "/" +
             std::to_string(p.names.size()) + ")";
   } else {
-    what += "discovery";
+    what += done == 0 ? "discovery" : "between checks";
   }
   const double elapsed = seconds_since(started_);
   const std::optional<double> eta = eta_locked(seconds_since(pass_started_));
