@@ -100,7 +100,7 @@ if [[ \$(cat "\$T/fake.mode" 2>/dev/null) == unkillable && " \$* " == *" \$T/fak
   echo \$\$ >>"\$T/fake.pid"
   while :; do sleep 1; done
 fi
-exec /usr/bin/timeout "\$@"
+exec $(printf '%q' "$(PATH=/usr/bin:/bin command -v timeout)") "\$@"
 EOF
   chmod +x "$T/stubs/scontrol" "$T/stubs/logger" "$T/stubs/timeout" "$T/fake-preflight"
   t_config "PREFLIGHT_BIN=$(printf '%q' "$T_BIN")" "PREFLIGHT_STATE_DIR=$(printf '%q' "$T/state")" \
