@@ -6,10 +6,10 @@
 
 namespace preflight {
 
-// Throws InvalidInput when the file could not be written here (directory missing or not
-// writable, path is a directory): checked before the run so a bad --json never touches an
-// existing file.
-void ensure_writable(const std::string& path);
+// Throws InvalidInput, naming `flag`, when the file could not be written here (directory missing
+// or not writable, path is a directory): checked before the run so a bad --json never touches
+// an existing file.
+void ensure_writable(const std::string& path, const std::string& flag = "--json");
 
 // Throws std::runtime_error naming the path and the system error.
 void write_file_atomically(const std::string& path, std::string_view contents);

@@ -15,7 +15,7 @@ CommandResult report_command(const Invocation& inv) {
   const ReportArgs& args = inv.report;
   const bool to_stdout = args.output.empty() || args.output == "-";
   // Every problem with the input or the output path is found before anything is written.
-  if (!to_stdout) ensure_writable(args.output);
+  if (!to_stdout) ensure_writable(args.output, "--output");
   std::vector<ReportDocument> documents;
   for (const auto& path : args.files) documents.push_back(load_report_document(path));
 

@@ -144,7 +144,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
     Thresholds::for_sku(nullptr, "validation").apply_overrides_file(args.thresholds_path);
   }
   if (!args.json_path.empty() && args.json_path != "-") ensure_writable(args.json_path);
-  if (!args.prom_path.empty()) ensure_writable(args.prom_path);
+  if (!args.prom_path.empty()) ensure_writable(args.prom_path, "--prom");
 
   BurninRequest request;
   request.repeat = args.repeat;

@@ -38,24 +38,24 @@ int make_temp_beside(const std::string& path, std::string& tmp_path) {
 
 }  // namespace
 
-void ensure_writable(const std::string& path) {
-  if (path.empty()) throw InvalidInput("--json: empty path");
+void ensure_writable(const std::string& path, const std::string& flag) {
+  if (path.empty()) throw InvalidInput(flag + ": empty path");
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw InvalidInput("--json " + path + ": is a directory");
+    throw InvalidInput(flag + " " + path + ": is a directory");
   }
   const std::string dir = directory_of(path);
   if (stat(dir.c_str(), &st) != 0) {
-    throw InvalidInput("--json " + path + ": directory " + dir + ": " + errno_text());
+    throw InvalidInput(flag + " " + path + ": directory " + dir + ": " + errno_text());
   }
   if (!S_ISDIR(st.st_mode))
-    throw InvalidInput("--json " + path + ": " + dir + " is not a directory");
+    throw InvalidInput(flag + " " + path + ": " + dir + " is not a directory");
   // Probe with the same operation the final write uses (create beside, then remove), which
   // also catches read-only file systems that access() would miss.
   std::string tmp;
   const int fd = make_temp_beside(path, tmp);
   if (fd < 0)
-    throw InvalidInput("--json " + path + ": cannot write in " + dir + ": " + errno_text());
+    throw InvalidInput(flag + " " + path + ": cannot write in " + dir + ": " + errno_text());
   close(fd);
   unlink(tmp.c_str());
 }

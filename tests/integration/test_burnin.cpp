@@ -165,6 +165,7 @@ TEST_CASE("burnin: bad burn-in flags are invalid invocations that write nothing"
     CHECK(r.out.empty());
     CHECK(r.err.rfind("preflight: ", 0) == 0);
     CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+    if (extra[0] == "--prom") CHECK_THAT(r.err, Catch::StartsWith("preflight: --prom"));
     CHECK_FALSE(path_exists(dir.file("v.json")));
   }
 }
