@@ -135,6 +135,13 @@ std::string bar_group(const DtypeBars& d, const WorstFinding& worst) {
   return out + "</div>\n";
 }
 
+// " GB/s" after the legend's largest value; a unit that is a phrase ("1 yes, 0 no") in
+// parentheses, so it does not read as part of the number.
+std::string legend_unit(const std::string& unit) {
+  if (unit.empty()) return "";
+  return unit.find(' ') == std::string::npos ? " " + escape(unit) : " (" + escape(unit) + ")";
+}
+
 std::string heat_map(const std::string& check, const Json& m) {
   const std::string name = text(m, "name");
   const std::string unit = text(m, "unit");
@@ -174,7 +181,7 @@ std::string heat_map(const std::string& check, const Json& m) {
   // looks it, where a min-to-max scale would paint noise between equal links red and green.
   const double low = std::min(0.0, lo.value_or(0.0));
   const double high = hi.value_or(0.0);
-  out += "<table class=\"heat\"><thead><tr><th>" + (unit.empty() ? "" : escape(unit)) + "</th>";
+  out += "<table class=\"heat\"><thead><tr><th>" + (unit.empty() ? "" : breakable(unit)) + "</th>";
   for (std::size_t j = 0; j < cols; ++j) out += "<th>" + cell(label_at(j)) + "</th>";
   out += "</tr></thead><tbody>\n";
   for (std::size_t i = 0; i < rows; ++i) {
@@ -194,7 +201,7 @@ std::string heat_map(const std::string& check, const Json& m) {
   }
   out += "</tbody></table>\n<div class=\"legend\"><span>" + format_number(low) +
          "</span><span class=\"ramp\" style=\"background:" + heat_gradient() + "\"></span><span>" +
-         format_number(hi) + (unit.empty() ? "" : " " + escape(unit)) +
+         format_number(hi) + legend_unit(unit) +
          "</span><span class=\"swatch\"></span><span>no value (diagonal, not measured)</span>";
   if (!hi) out += "<span>: nothing measured</span>";
   out += "</div>";
@@ -234,7 +241,7 @@ std::string metrics_of_check(const Json& check) {
   if (!others.empty()) {
     out += "<table><thead><tr><th>Metric</th><th class=\"num\">Value</th></tr></thead><tbody>\n";
     for (const auto& [key, value] : others) {
-      out += "<tr><td class=\"mono\">" + escape(key) + "</td><td class=\"num\">" +
+      out += "<tr><td class=\"mono\">" + breakable(key) + "</td><td class=\"num\">" +
              format_number(number_of(*value)) + "</td></tr>\n";
     }
     out += "</tbody></table>\n";
@@ -246,7 +253,7 @@ std::string metrics_of_check(const Json& check) {
     }
     out += "</tr></thead><tbody>\n";
     for (const std::string& figure : figures) {
-      out += "<tr><td class=\"mono\">" + escape(figure) + "</td>";
+      out += "<tr><td class=\"mono\">" + breakable(figure) + "</td>";
       const auto& row = per_gpu[figure];
       for (const auto& [gpu, unused] : gpus) {
         const auto v = row.find(gpu);

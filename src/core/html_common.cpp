@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 namespace preflight::html {
@@ -131,8 +132,42 @@ std::string format_seconds(std::optional<double> value) {
   return buf;
 }
 
+std::string breakable(std::string_view text) {
+  // After 20 characters without a space, break after punctuation; after 30, anywhere (between
+  // whole UTF-8 characters).
+  constexpr std::size_t kSoft = 20;
+  constexpr std::size_t kHard = 30;
+  std::string out;
+  std::size_t start = 0;
+  std::size_t run = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t len = lead < 0x80           ? 1
+                      : (lead >> 5) == 0x06 ? 2
+                      : (lead >> 4) == 0x0e ? 3
+                      : (lead >> 3) == 0x1e ? 4
+                                            : 1;
+    len = std::min(len, text.size() - i);
+    const char c = text[i];
+    i += len;
+    if (c == ' ' || c == '\t' || c == '\n') {
+      run = 0;
+      continue;
+    }
+    ++run;
+    const bool punct = len == 1 && c != '\0' && std::strchr("/,;:=&@-_.)]}>", c) != nullptr;
+    if (i < text.size() && ((run >= kSoft && punct) || run >= kHard)) {
+      out += escape(text.substr(start, i - start)) + "<wbr>";
+      start = i;
+      run = 0;
+    }
+  }
+  return out + escape(text.substr(start));
+}
+
 std::string cell(const std::string& text) {
-  return text.empty() ? "<span class=\"none\">-</span>" : escape(text);
+  return text.empty() ? "<span class=\"none\">-</span>" : breakable(text);
 }
 
 const char* tone_class(const std::string& word) {
@@ -216,9 +251,16 @@ std::string heat_style(double t) {
   const Rgb c{a.colour.r + (b.colour.r - a.colour.r) * f,
               a.colour.g + (b.colour.g - a.colour.g) * f,
               a.colour.b + (b.colour.b - a.colour.b) * f};
-  // Relative luminance decides the text colour, so every cell stays legible.
-  const double lum = (0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b) / 255.0;
-  return "background:" + hex(c) + ";color:" + (lum < 0.5 ? "#ffffff" : "#1f2328");
+  // White or dark text, whichever contrasts more with the cell (WCAG relative luminance), so
+  // every cell stays legible and cells of nearly the same colour get the same text colour.
+  const auto linear = [](double channel) {
+    const double s = channel / 255.0;
+    return s <= 0.04045 ? s / 12.92 : std::pow((s + 0.055) / 1.055, 2.4);
+  };
+  const double lum = 0.2126 * linear(c.r) + 0.7152 * linear(c.g) + 0.0722 * linear(c.b);
+  constexpr double kDarkText = 0.0159;  // #1f2328
+  const bool white = (1.0 + 0.05) / (lum + 0.05) > (lum + 0.05) / (kDarkText + 0.05);
+  return "background:" + hex(c) + ";color:" + (white ? "#ffffff" : "#1f2328");
 }
 
 std::string heat_gradient() {

@@ -46,7 +46,11 @@ std::string format_integer(std::optional<long long> value);
 // "3.46 s"; "-" when unknown.
 std::string format_seconds(std::optional<double> value);
 
-// Escaped text, or a grey "-" when the text is empty.
+// Escaped text for element content, with <wbr> break opportunities inside long runs without
+// spaces (a path, a hostile host name), so a table column can be narrower than the run while
+// ordinary words stay whole.
+std::string breakable(std::string_view text);
+// breakable(text), or a grey "-" when the text is empty.
 std::string cell(const std::string& text);
 
 // The CSS class (t-good, t-warn, t-bad, t-info, t-odd, t-muted) for a verdict, status,

@@ -37,14 +37,12 @@ h3{font-size:15px;margin:20px 0 6px}
 h4{font-size:14px;margin:12px 0 4px}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 table{border-collapse:collapse;margin:4px 0 12px}
-th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top;
-overflow-wrap:anywhere}
+th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}
 th{background:var(--head);font-weight:600}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap;
-overflow-wrap:normal}
-td.nowrap{white-space:nowrap;overflow-wrap:normal}
-td.host{min-width:7em}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.nowrap{white-space:nowrap}
 td.time{min-width:11.5em}
+td.host{min-width:6.5em}
 td.figs{min-width:13em}
 td.val,th.val{text-align:right;font-variant-numeric:tabular-nums;min-width:6em}
 .wide{width:100%}
@@ -107,12 +105,13 @@ std::string summary_row(const ReportDocument& d, std::size_t n) {
   const bool fleet = d.kind == DocumentKind::fleet_verdict;
   std::string row = "<tr><td class=\"num\"><a href=\"#" + html::section_id(n) + "\">" +
                     std::to_string(n) + "</a></td>";
-  row += "<td class=\"host\">" + html::escape(document_subject(d)) + "</td>";
-  row += "<td>" + html::badge(html::text(doc, "verdict")) + "</td>";
+  row += "<td class=\"host\">" + html::breakable(document_subject(d)) + "</td>";
+  row += "<td class=\"nowrap\">" + html::badge(html::text(doc, "verdict"));
+  // A drill must not be mistaken for a broken node: the marker sits beside the verdict.
+  if (html::is_drill(doc)) row += " " + html::drill_badge();
+  row += "</td>";
   row += "<td class=\"num\">" + html::format_integer(html::integer(doc, "exit_code")) + "</td>";
-  row += "<td>";
-  if (html::is_drill(doc)) row += html::drill_badge() + " ";
-  row += html::cell(html::text(doc, "reason"));
+  row += "<td>" + html::cell(html::text(doc, "reason"));
   if (!fleet) {
     const html::BurnIn b = html::burn_in_of(doc);
     if (b.passes > 0) {

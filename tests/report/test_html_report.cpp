@@ -22,10 +22,19 @@ std::string fixture(const std::string& name) {
   return std::string(PREFLIGHT_SOURCE_DIR) + "/tests/report/data/" + name;
 }
 
+// The page without its <wbr> break hints, so that the checks below read the text as a person
+// does; breakable() has a test of its own.
+std::string without_wbr(std::string page) {
+  for (auto at = page.find("<wbr>"); at != std::string::npos; at = page.find("<wbr>", at)) {
+    page.erase(at, 5);
+  }
+  return page;
+}
+
 std::string render(const std::vector<std::string>& names) {
   std::vector<ReportDocument> docs;
   for (const auto& n : names) docs.push_back(load_report_document(fixture(n)));
-  return render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0 (git test)"});
+  return without_wbr(render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0 (git test)"}));
 }
 
 ReportDocument node_doc(Json doc) {
@@ -37,7 +46,7 @@ ReportDocument fleet_doc(Json doc) {
 }
 
 std::string render_docs(const std::vector<ReportDocument>& docs) {
-  return render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0"});
+  return without_wbr(render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0"}));
 }
 
 std::size_t count(const std::string& haystack, const std::string& needle) {
@@ -134,6 +143,23 @@ TEST_CASE("html: escape makes markup, quotes, ampersands and control characters 
   CHECK(html::escape("日本語 😀") == "日本語 😀");
 }
 
+TEST_CASE("html: long runs without spaces get break hints, words and characters stay whole",
+          "[html]") {
+  CHECK(html::breakable("NVIDIA H100 80GB HBM3") == "NVIDIA H100 80GB HBM3");
+  CHECK(html::breakable("/work/main/tests/report/data/node-8gpu-h100.json") ==
+        "/work/main/tests/report/<wbr>data/node-8gpu-h100.<wbr>json");
+  CHECK(html::breakable(std::string(35, 'x')) == std::string(30, 'x') + "<wbr>xxxxx");
+  // Hints go between whole UTF-8 characters (3 bytes each here) and after escaping.
+  std::string kanji;
+  for (int i = 0; i < 31; ++i) kanji += "\xE6\x97\xA5";
+  const std::string broken = html::breakable(kanji);
+  CHECK(broken.size() == kanji.size() + 5);
+  CHECK(broken.find("<wbr>") == 30 * 3);
+  CHECK(html::breakable("<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<") ==
+        "&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;"
+        "&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;<wbr>&lt;");
+}
+
 TEST_CASE("html: SHA-256 of the CSP hash matches the published test vectors", "[html]") {
   CHECK(html::sha256_base64("") == "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
   CHECK(html::sha256_base64("abc") == "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=");
@@ -186,9 +212,10 @@ TEST_CASE("html: a node verdict shows summary, system, checks, findings, bars, h
   REQUIRE(summary != std::string::npos);
   REQUIRE(section != std::string::npos);
   CHECK(summary < section);
-  CHECK(page.find(
-            "<a href=\"#doc-1\">1</a></td><td class=\"host\">gpu-a017</td><td><span class=\"badge "
-            "t-bad\">fail</span></td><td class=\"num\">1</td>") != std::string::npos);
+  CHECK(
+      page.find("<a href=\"#doc-1\">1</a></td><td class=\"host\">gpu-a017</td><td class=\"nowrap\">"
+                "<span class=\"badge "
+                "t-bad\">fail</span></td><td class=\"num\">1</td>") != std::string::npos);
   // System and GPUs.
   CHECK(page.find("<th>Driver</th><td>580.65.06</td>") != std::string::npos);
   CHECK(count(page, "NVIDIA H100 80GB HBM3</td>") == 8);
@@ -380,7 +407,8 @@ TEST_CASE("html: heat-map colours follow the matrix's own scale from zero", "[ht
   CHECK(html::heat_style(0.0) == "background:#a50026;color:#ffffff");
   CHECK(html::heat_style(0.5) == "background:#d73027;color:#ffffff");
   CHECK(html::heat_style(0.8) == "background:#fee08b;color:#1f2328");
-  CHECK(html::heat_style(1.0) == "background:#1a9850;color:#ffffff");
+  CHECK(html::heat_style(1.0) == "background:#1a9850;color:#1f2328");
+  CHECK(html::heat_style(0.97) == "background:#3ca359;color:#1f2328");
   CHECK(html::heat_gradient() ==
         "linear-gradient(to right,#a50026 0%,#d73027 50%,#fee08b 80%,#1a9850 100%)");
   CHECK(html::heat_style(-3.0) == html::heat_style(0.0));
@@ -408,4 +436,19 @@ TEST_CASE("html: a GPU's bars take the colour of its gemm findings for their dty
   CHECK(count(page, "<span class=\"bar t-bad\"") == 2);
   CHECK(count(page, "<span class=\"bar t-warn\"") == 1);
   CHECK(count(page, "<span class=\"bar t-info\"") == 1);
+}
+
+TEST_CASE("html: a drill is flagged beside the verdict in the summary and in a banner", "[html]") {
+  ReportDocument d = load_report_document(fixture("node-8gpu-h100.json"));
+  CHECK(render_docs({d}).find("class=\"drill\"") == std::string::npos);
+  d.doc["injected_faults"] = Json::array({"nvlink-slow:0.4@pair=2-5"});
+  std::string page = render_docs({d});
+  CHECK(page.find("t-bad\">fail</span> <span class=\"drill\"") != std::string::npos);
+  CHECK(page.find("<strong>Drill:</strong> this run injected faults: "
+                  "<code>nvlink-slow:0.4@pair=2-5</code>") != std::string::npos);
+  // A finding marked injected is enough, even if the list of specs was lost.
+  d.doc["injected_faults"] = Json::array();
+  d.doc["checks"][3]["findings"][0]["injected"] = true;
+  page = render_docs({d});
+  CHECK(count(page, "class=\"drill\"") == 3);  // summary, banner, the finding
 }
