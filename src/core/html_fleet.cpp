@@ -19,7 +19,7 @@ std::string rank_list(const Json& ranks) {
 
 std::string host_cell(const Json& entry) {
   const std::string host = text(entry, "host");
-  return host.empty() ? "<span class=\"none\">(no host name)</span>" : escape(host);
+  return host.empty() ? "<span class=\"none\">(no host name)</span>" : breakable(host);
 }
 
 std::string conclusions(const Json& doc) {
@@ -63,8 +63,8 @@ std::string conclusions(const Json& doc) {
 std::string figures_text(const Json& figures) {
   std::string out;
   for (auto it = figures.begin(); it != figures.end(); ++it) {
-    out += (out.empty() ? "" : "<br>") + std::string("<span class=\"mono\">") + escape(it.key()) +
-           "</span> " + format_number(number_of(it.value()));
+    out += (out.empty() ? "" : "<br>") + std::string("<span class=\"mono\">") +
+           breakable(it.key()) + "</span> " + format_number(number_of(it.value()));
   }
   return out.empty() ? "<span class=\"none\">-</span>" : out;
 }

@@ -52,7 +52,7 @@ std::string value_with_unit(const Json& finding, const char* key) {
   const std::optional<double> v = number(finding, key);
   if (!v) return "<span class=\"none\">-</span>";
   const std::string unit = text(finding, "unit");
-  return escape(format_number(v) + (unit.empty() ? "" : " " + unit));
+  return breakable(format_number(v) + (unit.empty() ? "" : " " + unit));
 }
 
 std::string system_part(const Json& doc) {
