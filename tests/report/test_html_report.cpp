@@ -452,3 +452,69 @@ TEST_CASE("html: a drill is flagged beside the verdict in the summary and in a b
   page = render_docs({d});
   CHECK(count(page, "class=\"drill\"") == 3);  // summary, banner, the finding
 }
+
+TEST_CASE("html: a matrix larger than any node's is cut with a note", "[html]") {
+  Json labels = Json::array();
+  Json row = Json::array();
+  for (int i = 0; i < 200; ++i) {
+    labels.push_back("n" + std::to_string(i));
+    row.push_back(1.0);
+  }
+  Json doc = {{"checks",
+               {{{"name", "x"},
+                 {"matrices",
+                  {{{"name", "big"}, {"labels", labels}, {"values", Json::array({row, row})}}}}}}}};
+  const std::string page = render_docs({node_doc(doc)});
+  CHECK(page.find("Showing 128 of 200 rows and 128 of 200 columns.") != std::string::npos);
+  CHECK(count(page, "<tr><th>n") == 128);
+  CHECK(page.find("<th>n127</th></tr>") != std::string::npos);
+}
+
+namespace {
+
+void collect_pointers(const Json& value, const Json::json_pointer& at,
+                      std::vector<Json::json_pointer>& out) {
+  out.push_back(at);
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      collect_pointers(it.value(), at / it.key(), out);
+    }
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) collect_pointers(value[i], at / i, out);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("html: any field of any fixture replaced by a value of another type still renders",
+          "[html]") {
+  // Deterministic: the same replacements on every run, so a failure can be reproduced.
+  const std::vector<Json> replacements = {nullptr,
+                                          "text",
+                                          1.5,
+                                          -3,
+                                          true,
+                                          Json::array(),
+                                          Json::object(),
+                                          Json::array({1, "x", nullptr}),
+                                          "<b>&amp;</b>\"'",
+                                          1e308};
+  std::size_t renders = 0;
+  for (const std::string name : {"node-8gpu-h100.json", "fleet-6node.json", "node-burnin.json",
+                                 "hostile-node.json", "hostile-fleet.json"}) {
+    const ReportDocument original = load_report_document(fixture(name));
+    std::vector<Json::json_pointer> pointers;
+    collect_pointers(original.doc, Json::json_pointer(), pointers);
+    // Every 3rd node, each with the next replacement in turn: all levels and types get hit.
+    for (std::size_t i = 1; i < pointers.size(); i += 3) {
+      ReportDocument d = original;
+      d.doc.at(pointers[i]) = replacements[i % replacements.size()];
+      INFO(name << " " << pointers[i].to_string() << " = " << d.doc.at(pointers[i]).dump());
+      std::string page;
+      REQUIRE_NOTHROW(page = render_docs({d}));
+      REQUIRE(structure_problem(page).empty());
+      ++renders;
+    }
+  }
+  CHECK(renders > 500);
+}
