@@ -69,10 +69,14 @@ struct DtypeBars {
   std::optional<double> node_median;
 };
 
-std::string pct(double value, double scale) {
-  const double p = scale > 0 ? std::clamp(100.0 * value / scale, 0.0, 100.0) : 0.0;
+// Position on a bar track scaled from 0 to `scale`, in percent, kept on the track.
+double share(double value, double scale) {
+  return scale > 0 ? std::clamp(100.0 * value / scale, 0.0, 100.0) : 0.0;
+}
+
+std::string pct(double percent) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", p);
+  std::snprintf(buf, sizeof buf, "%.2f%%", percent);
   return buf;
 }
 
@@ -120,14 +124,16 @@ std::string bar_group(const DtypeBars& d, const WorstFinding& worst) {
            format_number(s.max) + " TFLOP/s\">";
     if (s.median) {
       out += "<span class=\"bar " + std::string(tone) +
-             "\" style=\"width:" + pct(*s.median, scale) + "\"></span>";
+             "\" style=\"width:" + pct(share(*s.median, scale)) + "\"></span>";
     }
     if (s.min && s.max && *s.max >= *s.min) {
-      out += "<span class=\"bar-range\" style=\"left:" + pct(*s.min, scale) +
-             ";width:" + pct(*s.max - *s.min, scale) + "\"></span>";
+      const double left = share(*s.min, scale);
+      out += "<span class=\"bar-range\" style=\"left:" + pct(left) +
+             ";width:" + pct(share(*s.max, scale) - left) + "\"></span>";
     }
     if (d.node_median) {
-      out += "<span class=\"bar-median\" style=\"left:" + pct(*d.node_median, scale) + "\"></span>";
+      out += "<span class=\"bar-median\" style=\"left:" + pct(share(*d.node_median, scale)) +
+             "\"></span>";
     }
     out +=
         "</span><span class=\"bar-value\">" + format_number(s.median) + " TFLOP/s</span></div>\n";

@@ -108,10 +108,10 @@ std::string passes_part(const Json& doc) {
     const std::optional<long long> index = integer(p, "index");
     const bool first_fail = index && b.first_failed && *index == *b.first_failed;
     out += first_fail ? "<tr class=\"first-fail\">" : "<tr>";
-    out += "<td class=\"num\">" + format_integer(index) + "</td><td>" + badge(text(p, "verdict")) +
-           (first_fail ? " <strong>first failure</strong>" : "") + "</td><td class=\"num\">" +
-           format_integer(integer(p, "exit_code")) + "</td><td class=\"time\">" +
-           cell(text(p, "started_at")) + "</td><td class=\"num\">" +
+    out += "<td class=\"num\">" + format_integer(index) + "</td><td class=\"nowrap\">" +
+           badge(text(p, "verdict")) + (first_fail ? " <strong>first failure</strong>" : "") +
+           "</td><td class=\"num\">" + format_integer(integer(p, "exit_code")) +
+           "</td><td class=\"time\">" + cell(text(p, "started_at")) + "</td><td class=\"num\">" +
            format_seconds(number(p, "duration_s")) + "</td><td>" + cell(text(p, "reason")) +
            "</td><td class=\"num\">" +
            std::to_string(serious_findings(array(p, "findings"), array(p, "checks"))) +
