@@ -138,6 +138,12 @@ case "$case_name" in
     for bad in console uncaught fetch unmarked; do
       "$check" "$bad.html" 2>"$bad.err" && fail "the browser check passed $bad.html"
     done
+    grep -q 'Content Security Policy' fetch.err || fail "the blocked fetch was not reported as such"
+    # No browser is a failure with a clear message, never a skip.
+    REPORT_TEST_CHROMIUM=/nonexistent/chromium "$check" good.html 2>missing.err
+    rc=$?
+    ((rc == 1)) || fail "a missing chromium exited $rc, expected 1"
+    grep -q 'apt-get install -y chromium' missing.err || fail "no install hint: $(cat missing.err)"
     ;;
   tsv)
     # --format tsv: the keys are exactly those docs/report.md lists, one value per line.
