@@ -160,7 +160,7 @@ TEST_CASE("html: long runs without spaces get break hints, words and characters 
         "&lt;&lt;&lt;&lt;&lt;&lt;&lt;&lt;<wbr>&lt;");
 }
 
-TEST_CASE("html: SHA-256 of the CSP hash matches the published test vectors", "[html]") {
+TEST_CASE("html: the SHA-256 behind the CSP hash matches the published test vectors", "[html]") {
   CHECK(html::sha256_base64("") == "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
   CHECK(html::sha256_base64("abc") == "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=");
   // Two blocks: the padding crosses a block boundary.
