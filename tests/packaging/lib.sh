@@ -1,0 +1,141 @@
+# shellcheck shell=bash disable=SC2034
+# Shared by the packaging tests (sourced). Each test makes one temporary folder, removed on
+# exit whatever happens, and fails with a message naming what is wrong. (SC2034: the variables
+# set here are used by the tests that source this file.)
+set -euo pipefail
+
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+die() { echo "FAIL: $*" >&2; exit 1; }
+finish() {
+  if ((failures > 0)); then
+    echo "$failures check(s) failed" >&2
+    exit 1
+  fi
+  echo "ok"
+}
+
+# make_tmp BUILD_DIR: the temporary folder, removed on exit. `cmake --install` and cpack write
+# install_manifest*.txt into the build tree; the ones there before the test (an admin's record of
+# a real install, docs/install.md#uninstalling) are put back on exit, and new ones removed.
+make_tmp() {
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/preflight-packaging.XXXXXX")
+  manifest_build=$1
+  mkdir "$tmp/manifests"
+  find "$manifest_build" -maxdepth 1 -name 'install_manifest*.txt' -exec cp -p {} "$tmp/manifests/" \;
+  trap restore_and_clean EXIT
+}
+restore_and_clean() {
+  find "$manifest_build" -maxdepth 1 -name 'install_manifest*.txt' -delete 2>/dev/null || true
+  cp -p "$tmp/manifests/"* "$manifest_build/" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+
+# cache_value BUILD_DIR NAME: a variable from the build tree's CMakeCache.txt ("" if unset).
+cache_value() {
+  sed -n "s/^$2:[A-Z]*=//p" "$1/CMakeCache.txt" | head -n1
+}
+
+# cpack_value BUILD_DIR NAME: a variable as CPackConfig.cmake sets it.
+cpack_value() {
+  sed -n "s/^set($2 \"\\(.*\\)\")\$/\\1/p" "$1/CPackConfig.cmake" | head -n1
+}
+
+# Scripts that must be installed (the tests fail until they exist), and those installed only
+# when the source tree has them. Paths relative to the source tree -> relative to
+# libexec/preflight.
+required_scripts=(scripts/slurm/prolog.sh scripts/slurm/healthcheck.sh scripts/ci-gate.sh)
+optional_scripts=(scripts/slurm/common.sh)
+env_example=scripts/slurm/preflight.default
+
+# expected_layout SOURCE_DIR: every file a `cmake --install` must put under the prefix, sorted,
+# one per line, relative to the prefix (GNUInstallDirs defaults: bin, libexec, share/doc).
+expected_layout() {
+  local src=$1 s
+  {
+    echo "bin/preflight"
+    for s in "${required_scripts[@]}"; do echo "libexec/preflight/$(basename "$s")"; done
+    for s in "${optional_scripts[@]}"; do
+      [[ -f "$src/$s" ]] && echo "libexec/preflight/$(basename "$s")"
+    done
+    if [[ -d "$src/scripts/lib" ]]; then
+      (cd "$src/scripts/lib" && find . -type f -name '*.sh') | sed 's|^\./|libexec/preflight/lib/|'
+    fi
+    echo "share/doc/preflight/README.md"
+    (cd "$src/docs" && find . -type f) | sed 's|^\./|share/doc/preflight/docs/|'
+    echo "share/doc/preflight/examples/preflight.default"
+  } | LC_ALL=C sort
+}
+
+# installed_layout DIR: every file and symbolic link under DIR, relative, sorted.
+installed_layout() {
+  (cd "$1" && find . \( -type f -o -type l \)) | sed 's|^\./||' | LC_ALL=C sort
+}
+
+# compare_layout WHAT EXPECTED ACTUAL: exact comparison of two sorted lists.
+compare_layout() {
+  local what=$1 expected=$2 actual=$3 d
+  if ! d=$(diff <(printf '%s\n' "$expected") <(printf '%s\n' "$actual")); then
+    fail "$what differs from the agreed layout (< missing, > unexpected):"
+    printf '%s\n' "$d" | grep '^[<>]' >&2 || true
+  fi
+}
+
+# is_program FILE: the file starts with "#!" (a script meant to be run, not only sourced).
+is_program() {
+  [[ "$(head -c 2 "$1")" == '#!' ]]
+}
+
+# runpath_of READELF FILE: the RUNPATH (or RPATH) of an ELF file, "" if none.
+runpath_of() {
+  "$1" -d "$2" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/\2/p' | head -n1
+}
+
+# check_runpath READELF BINARY EXPECTED WHAT: the installed binary has exactly the RUNPATH the
+# build configured (cmake/Packaging.cmake), nothing of the build tree, and where it needs
+# libcublas that RUNPATH holds it.
+check_runpath() {
+  local readelf=$1 bin=$2 expected=$3 what=$4 rp needed
+  if [[ -z "$readelf" ]]; then
+    echo "note: readelf not found, RUNPATH of $what not checked"
+    return 0
+  fi
+  rp=$(runpath_of "$readelf" "$bin")
+  [[ "$rp" == "$expected" ]] ||
+    fail "$what: RUNPATH is '$rp', expected '$expected' (cmake/Packaging.cmake)"
+  needed=$("$readelf" -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+  if grep -qx 'libcublas.so.*' <<<"$needed"; then
+    local lib found=0 dir
+    lib=$(grep -x 'libcublas.so.*' <<<"$needed" | head -n1)
+    IFS=: read -r -a dirs <<<"$rp"
+    for dir in "${dirs[@]}"; do [[ -e "$dir/$lib" ]] && found=1; done
+    ((found)) || [[ -z "$expected" ]] ||
+      fail "$what needs $lib but its RUNPATH '$rp' has no directory with it"
+    # The loader without its cache (ld.so.conf): cuBLAS must be found through the RUNPATH
+    # alone, as on a node whose ld.so.conf does not name the toolkit.
+    local interp
+    interp=$("$readelf" -l "$bin" | sed -n 's/.*program interpreter: \(.*\)\]$/\1/p')
+    if [[ -n "$expected" && -x "$interp" ]]; then
+      "$interp" --inhibit-cache "$bin" --version >/dev/null 2>"$tmp/ldso.err" ||
+        fail "$what does not start without the loader cache: $(head -n1 "$tmp/ldso.err")"
+    fi
+  fi
+}
+
+# package_of PATH: the Debian package that owns a library, as the loader found it. dpkg knows
+# each file by one path, and on a merged-/usr system the loader may name it by another
+# (/lib/... for /usr/lib/..., a soname link for the real file), so try each.
+package_of() {
+  local p=$1 real candidates owner c
+  real=$(readlink -f "$p")
+  candidates=("$p" "$real" "${p/#\/lib\//\/usr\/lib\/}" "${real/#\/usr\/lib\//\/lib\/}")
+  for c in "${candidates[@]}"; do
+    if owner=$(dpkg -S "$c" 2>/dev/null); then
+      owner=${owner%%: *}
+      owner=${owner%%,*}
+      echo "${owner%%:*}"
+      return 0
+    fi
+  done
+  return 1
+}

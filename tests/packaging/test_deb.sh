@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# cpack -G DEB from the build tree into a temporary folder, then read the package back with
+# dpkg-deb: file name, control fields, Depends against what the binary really links, the file
+# list (the install layout under /usr plus /etc/default/preflight), conffiles, and the packaged
+# binary runs.
+# Usage: test_deb.sh CPACK BUILD_DIR SOURCE_DIR VERSION DPKG_DEB [READELF]
+# shellcheck source=tests/packaging/lib.sh
+source "$(dirname "$0")/lib.sh"
+cpack=$1 build=$2 src=$3 version=$4 dpkg_deb=${5:-} readelf=${6:-}
+if [[ -z "$dpkg_deb" ]]; then
+  echo "dpkg-deb not found (Debian's dpkg): skipped"
+  exit 77
+fi
+make_tmp "$build"
+
+"$cpack" --config "$build/CPackConfig.cmake" -G DEB -B "$tmp/out" >"$tmp/cpack.log" 2>&1 ||
+  { cat "$tmp/cpack.log" >&2; die "cpack -G DEB failed"; }
+! grep -q 'CMake Warning\|CMake Error' "$tmp/cpack.log" ||
+  { cat "$tmp/cpack.log" >&2; fail "cpack warned (above)"; }
+arch=$(dpkg --print-architecture)
+deb=$tmp/out/preflight_${version}_${arch}.deb
+debs=$(find "$tmp/out" -maxdepth 1 -name '*.deb' -printf '%f\n')
+[[ "$debs" == "$(basename "$deb")" ]] ||
+  die "cpack made '$(tr '\n' ' ' <<<"$debs")', expected $(basename "$deb")"
+
+# --- control fields ---
+field() { "$dpkg_deb" -f "$deb" "$1"; }
+[[ "$(field Package)" == preflight ]] || fail "Package: '$(field Package)'"
+[[ "$(field Version)" == "$version" ]] || fail "Version: '$(field Version)', project $version"
+[[ "$(field Architecture)" == "$arch" ]] || fail "Architecture: '$(field Architecture)'"
+[[ "$(field Section)" == admin ]] || fail "Section: '$(field Section)'"
+[[ -n "$(field Maintainer)" ]] || fail "no Maintainer"
+field Description | grep -q "from NVIDIA, not from Debian" ||
+  fail "Description does not say that cuBLAS, the driver and NCCL come from NVIDIA"
+depends=$(field Depends)
+declared=$(cpack_value "$build" CPACK_DEBIAN_PACKAGE_DEPENDS)
+[[ -n "$depends" && "$depends" == "$declared" ]] ||
+  fail "Depends: '$depends', declared '$declared'"
+field Recommends | grep -qw libibverbs1 || fail "Recommends lacks libibverbs1 (rdma check)"
+with_mpi=$(cache_value "$build" PREFLIGHT_WITH_MPI)
+if [[ "$with_mpi" == ON ]]; then
+  grep -qw libopenmpi3 <<<"$depends" || fail "built with MPI but Depends lacks libopenmpi3"
+  field Suggests | grep -qw openmpi-bin || fail "built with MPI but Suggests lacks openmpi-bin"
+fi
+# Every package named in Depends is a real package (installed here: the build linked them).
+dep_names=$(awk -F'[,|]' '{ for (i = 1; i <= NF; i++) { p = $i; sub(/\(.*/, "", p)
+  gsub(/[[:space:]]/, "", p); if (p != "") print p } }' <<<"$depends")
+for p in $dep_names; do
+  dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' ||
+    fail "Depends names '$p', which is not an installed Debian package here"
+done
+
+# --- files ---
+listing=$("$dpkg_deb" -c "$deb")
+actual=$(awk '$1 ~ /^[-l]/ { print $6 }' <<<"$listing" | sed 's|^\./||' | LC_ALL=C sort)
+expected=$({ expected_layout "$src" | sed 's|^|usr/|'; echo etc/default/preflight; } | LC_ALL=C sort)
+compare_layout ".deb contents" "$expected" "$actual"
+# Modes: 755 for the binary and every script with a #! line, 644 for the rest; all root's.
+"$dpkg_deb" -x "$deb" "$tmp/root"
+while read -r perms owner _ _ _ path _; do
+  want=-rw-r--r--
+  if [[ $path == ./usr/bin/* ]] || is_program "$tmp/root/$path"; then want=-rwxr-xr-x; fi
+  [[ "$perms" == "$want" ]] || fail "$path is $perms, expected $want"
+  [[ "$owner" == root/root ]] || fail "$path is owned by $owner"
+done < <(awk '$1 ~ /^-/' <<<"$listing")
+
+# --- control archive: conffiles, md5sums ---
+"$dpkg_deb" -e "$deb" "$tmp/control"
+if [[ -f "$tmp/control/conffiles" ]]; then
+  [[ "$(cat "$tmp/control/conffiles")" == /etc/default/preflight ]] ||
+    fail "conffiles is '$(cat "$tmp/control/conffiles")', expected /etc/default/preflight"
+else
+  fail "no conffiles: an admin's /etc/default/preflight would be replaced on upgrade"
+fi
+grep -q ' usr/bin/preflight$' "$tmp/control/md5sums" || fail "md5sums lacks usr/bin/preflight"
+
+# --- the packaged files ---
+got=$(env -i PATH=/usr/bin:/bin "$tmp/root/usr/bin/preflight" --version) ||
+  fail "packaged usr/bin/preflight --version failed"
+[[ "$got" == "preflight $version"* ]] || fail "packaged --version says '$got'"
+if [[ -f "$src/$env_example" ]]; then
+  cmp -s "$src/$env_example" "$tmp/root/etc/default/preflight" ||
+    fail "/etc/default/preflight differs from $env_example"
+fi
+check_runpath "$readelf" "$tmp/root/usr/bin/preflight" \
+  "$(cache_value "$build" PREFLIGHT_EFFECTIVE_INSTALL_RPATH)" "packaged usr/bin/preflight"
+
+# Depends covers what the binary links: each NEEDED library, as the loader resolves it here,
+# belongs to a package named in Depends, except the CUDA toolkit's cuBLAS (NVIDIA, not Debian).
+if [[ -n "$readelf" ]]; then
+  needed=$("$readelf" -d "$tmp/root/usr/bin/preflight" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+  resolved=$(ldd "$tmp/root/usr/bin/preflight")
+  for lib in $needed; do
+    case "$lib" in libcublas.so.* | libcublasLt.so.*) continue ;; esac
+    path=$(awk -v l="$lib" '$1 == l && $2 == "=>" { print $3 }' <<<"$resolved")
+    [[ -z "$path" && "$lib" == ld-linux* ]] &&
+      path=$(awk -v l="$lib" 'index($1, l) { print $1 }' <<<"$resolved")
+    [[ -n "$path" && -e "$path" ]] || { fail "NEEDED $lib does not resolve here"; continue; }
+    pkg=$(package_of "$path") ||
+      { fail "NEEDED $lib ($path) belongs to no Debian package"; continue; }
+    grep -qx "$pkg" <<<"$dep_names" || fail "NEEDED $lib is in package $pkg, not in Depends"
+  done
+fi
+
+finish
