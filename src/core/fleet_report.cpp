@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "preflight/fleet_verdict.hpp"
+#include "text_format.hpp"
 
 namespace preflight {
 
@@ -41,16 +42,6 @@ std::string printable(const std::string& s) {
     if (u < 0x20 || u == 0x7f) c = '?';
   }
   return out;
-}
-
-std::string padded(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string coloured(const std::string& text, const char* colour, const TextStyle& style) {

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "preflight/report.hpp"
+#include "text_format.hpp"
 
 namespace preflight {
 
@@ -20,17 +21,6 @@ const char* colour_of(Status s) {
       return "\033[90m";
   }
   return "";
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string padded(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
 }
 
 std::string status_cell(Status s, const TextStyle& style, std::size_t width) {
