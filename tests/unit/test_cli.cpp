@@ -43,6 +43,25 @@ TEST_CASE("cli: run with every option") {
   CHECK_FALSE(inv.run.colour);
 }
 
+TEST_CASE("cli: burn-in, metrics and report") {
+  const auto burn = parse({"run", "--profile", "burnin", "--repeat", "12", "--duration", "1.5h",
+                           "--stop-on-fail", "--prom", "/tmp/m.prom"});
+  CHECK(burn.command == Command::run);
+  CHECK(burn.run.repeat == 12);
+  CHECK(burn.run.duration_s == 5400.0);
+  CHECK(burn.run.stop_on_fail);
+  CHECK(burn.run.prom_path == "/tmp/m.prom");
+  CHECK_FALSE(parse({"run"}).run.repeat);
+  CHECK_FALSE(parse({"run"}).run.duration_s);
+
+  const auto report = parse({"report", "a.json", "b.json", "-o", "r.html"});
+  CHECK(report.command == Command::report);
+  CHECK(report.report.files == std::vector<std::string>{"a.json", "b.json"});
+  CHECK(report.report.output == "r.html");
+  CHECK(report.report.format == "html");
+  CHECK(parse({"report", "--format", "tsv", "-"}).report.format == "tsv");
+}
+
 TEST_CASE("cli: list and thresholds") {
   CHECK(parse({"list"}).command == Command::list);
   CHECK(parse({"list", "--json"}).list_json);
@@ -61,7 +80,8 @@ TEST_CASE("cli: help and version exit 0 with text") {
   const auto run_help = parse({"run", "--help"});
   CHECK(run_help.exit_code == 0);
   for (const char* opt : {"--profile", "--checks", "--json", "--timeout", "--expect-gpus",
-                          "--thresholds", "--strict", "--inject-fault"}) {
+                          "--thresholds", "--strict", "--inject-fault", "--prom", "--repeat",
+                          "--duration", "--stop-on-fail"}) {
     INFO(opt);
     CHECK_THAT(run_help.message, Catch::Contains(opt));
   }
@@ -87,6 +107,14 @@ TEST_CASE("cli: bad invocations exit 2 with one line") {
       {"list", "--sku", "x"},
       {"run", "--json", ""},
       {"frobnicate"},
+      {"run", "--repeat", "0"},
+      {"run", "--duration", "5x"},
+      {"run", "--duration", "0"},
+      {"run", "--stop-on-fail"},
+      {"run", "--prom", ""},
+      {"report"},
+      {"report", "v.json", "--format", "pdf"},
+      {"report", "v.json", "--output", ""},
   };
   for (const auto& args : bad) {
     std::string joined;
