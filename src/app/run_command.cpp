@@ -150,8 +150,8 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   request.repeat = args.repeat;
   request.duration_s = args.duration_s;
   request.stop_on_fail = args.stop_on_fail;
-  // In a repeated run --timeout bounds each pass; the run as a whole is bounded by --duration
-  // or --repeat, passes of at most that each.
+  // In a repeated run --timeout bounds each pass; the whole run is bounded by --repeat passes,
+  // or by --duration plus the one pass under way when it runs out.
   const seconds pass_timeout = args.timeout_s ? seconds(*args.timeout_s) : default_timeout(plan);
 
   Verdict skeleton;
