@@ -6,12 +6,36 @@
 #include <nlohmann/json.hpp>
 
 #include "preflight/errors.hpp"
+#include "preflight/faults.hpp"
 #include "preflight/fleet_setup.hpp"
 #include "preflight/runner.hpp"
 
 namespace preflight {
 
 using std::chrono::seconds;
+
+namespace {
+
+// What VALUE a kind takes, for scripts that build specs from `preflight list --json` (the GPU
+// acceptance kit): none, an optional or required number in [min, max], or one word of a list.
+nlohmann::ordered_json describe_value(const FaultKindSpec& k) {
+  using Json = nlohmann::ordered_json;
+  switch (k.value) {
+    case FaultValue::none:
+      return {{"kind", "none"}};
+    case FaultValue::optional_number:
+    case FaultValue::number:
+      return {{"kind", k.value == FaultValue::number ? "number" : "optional_number"},
+              {"min", k.min_value},
+              {"max", k.max_value},
+              {"integer", k.integer}};
+    case FaultValue::word:
+      return {{"kind", "word"}, {"words", k.words}};
+  }
+  return Json::object();
+}
+
+}  // namespace
 
 CommandResult list_command(const Invocation& inv) {
   CheckRegistry registry;
@@ -51,7 +75,8 @@ CommandResult list_command(const Invocation& inv) {
                                     {"check", owner},
                                     {"targets", targets},
                                     {"description", k.description},
-                                    {"finding_codes", k.codes}});
+                                    {"finding_codes", k.codes},
+                                    {"value", describe_value(k)}});
     }
   };
   add_kinds(runner_fault_kinds(), "any");  // hang@check=NAME works on every check

@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 json run_bench(const std::vector<std::string>& args, RunResult& r) {
-  std::vector<std::string> argv = {NCCL_BENCH_BINARY};
+  std::vector<std::string> argv = {built_program("PREFLIGHT_TEST_NCCL_BENCH", NCCL_BENCH_BINARY)};
   argv.insert(argv.end(), args.begin(), args.end());
   RunOptions options;
   options.timeout_s = 280;

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -243,6 +244,18 @@ TEST_CASE("run: list --json describes checks, profiles and fault kinds", "[list]
     }
   }
   CHECK(fleet_kinds == 4);
+
+  // Each kind says what VALUE it takes, so a script can build a valid spec from the list.
+  std::map<std::string, json> values;
+  for (const auto& k : doc.at("fault_kinds")) values[k.at("kind")] = k.at("value");
+  CHECK(values.at("mig-on") == json{{"kind", "none"}});
+  CHECK(values.at("temperature").at("kind") == "number");
+  CHECK(values.at("temperature").at("min") == 0.0);
+  CHECK(values.at("temperature").at("max") == 200.0);
+  CHECK(values.at("gemm-bitflip").at("kind") == "optional_number");
+  CHECK(values.at("gemm-bitflip").at("integer") == true);
+  CHECK(values.at("throttle").at("kind") == "word");
+  CHECK(values.at("throttle").at("words").size() == 5);
 }
 
 TEST_CASE("run: gemm options are accepted where the check runs; without GPU it is skipped",

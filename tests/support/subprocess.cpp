@@ -222,9 +222,14 @@ RunResult run_process(const std::vector<std::string>& argv, const RunOptions& op
   return child.wait(options.timeout_s);
 }
 
+std::string built_program(const char* env, const std::string& compiled) {
+  const char* value = std::getenv(env);
+  return (value != nullptr && *value != '\0') ? value : compiled;
+}
+
 std::string preflight_binary() {
 #ifdef PREFLIGHT_BINARY
-  return PREFLIGHT_BINARY;
+  return built_program("PREFLIGHT_TEST_BINARY", PREFLIGHT_BINARY);
 #else
   throw std::logic_error("PREFLIGHT_BINARY is not defined for this test target");
 #endif

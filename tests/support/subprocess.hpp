@@ -73,7 +73,14 @@ class Child {
 // Starts the child and waits for it under options.timeout_s.
 RunResult run_process(const std::vector<std::string>& argv, const RunOptions& options = {});
 
-// The preflight binary under test (PREFLIGHT_BINARY) with these arguments.
+// A program of the build under test: the path in the environment variable `env` where it is
+// set and not empty, else `compiled` (the build folder's path, compiled in). A build carried to
+// another machine (the GPU acceptance kit's --build-dir) lands in another folder; the kit names
+// its binaries this way.
+std::string built_program(const char* env, const std::string& compiled);
+
+// The preflight binary under test (PREFLIGHT_TEST_BINARY, else PREFLIGHT_BINARY) with these
+// arguments.
 std::string preflight_binary();
 RunResult run_preflight(const std::vector<std::string>& args, const RunOptions& options = {});
 
