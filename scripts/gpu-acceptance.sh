@@ -9,8 +9,9 @@
 # runs each step inside its own time box: the machine, the gpu-labelled tests, the quick profile
 # timed and repeated (every finding other than pass is a false alarm), every fault kind aimed at
 # GPU 0, the benchmarks against their references, the standard profile's hbm pattern test. A step
-# that fails or runs out of time is recorded as such and the kit goes on. scripts/lib/acceptance.py
-# judges the records and writes summary.md and summary.json into --out.
+# that fails or runs out of time is recorded as such and the kit goes on.
+# scripts/acceptance/acceptance.py judges the records and writes summary.md and summary.json
+# into --out; scripts/acceptance/build.sh holds the build step.
 #
 # Exit status: 0 every step accepted; 1 something failed (summary.md says what); 2 bad usage;
 # 77 no GPU found (the plan is printed, nothing is written).
@@ -18,7 +19,7 @@ set -uo pipefail  # not -e: a failed step is a finding, the kit goes on to the n
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 readonly SRC
-readonly JUDGE=$SRC/scripts/lib/acceptance.py
+readonly JUDGE=$SRC/scripts/acceptance/acceptance.py
 readonly LIMIT_S=540  # one H100, building included (issue 13)
 
 # The plan: step, time box in seconds, what it does. The boxes add up to at most LIMIT_S; the few
@@ -149,7 +150,7 @@ mkdir -p "$out_dir" || die_usage "cannot create --out '$out_dir'"
 out_dir=$(cd "$out_dir" && pwd -P)
 
 # ---------------------------------------------------------------------------------------------
-# Records (formats in scripts/lib/acceptance.py)
+# Records (formats in scripts/acceptance/acceptance.py)
 
 now_ms() { date +%s%3N; }
 secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
@@ -193,8 +194,8 @@ boxed() {
 }
 
 # The toolkit, the libraries the build and the binary need, and the build step.
-# shellcheck source=scripts/lib/acceptance-build.sh
-source "$SRC/scripts/lib/acceptance-build.sh"
+# shellcheck source=scripts/acceptance/build.sh
+source "$SRC/scripts/acceptance/build.sh"
 
 # ---------------------------------------------------------------------------------------------
 # Steps. Each gets its deadline in ms and records itself with record_step.
@@ -255,10 +256,14 @@ step_machine() {
   gpus=$(python3 "$JUDGE" gpus "$out_dir/machine/inventory.json" 2>/dev/null || echo 0)
   machine_key gpus_discovered "$gpus"
   ((gpus > 0)) && expect=(--expect-gpus "$gpus")
-  local state="done"
-  [[ $RC == 124 || $RC == 137 ]] && state=timed-out
-  record_step machine "${BOX[machine]}" "$(secs $(($(now_ms) - start)))" "$state" \
-    "$gpus GPU(s) discovered"
+  local state="done" note="$gpus GPU(s) discovered"
+  if [[ $RC == 124 || $RC == 137 ]]; then
+    state=timed-out
+  elif ((gpus == 0 && !rehearse)); then
+    state=failed
+    note="preflight discovered no GPU where $smi lists $gpu_lines (see machine/inventory.txt)"
+  fi
+  record_step machine "${BOX[machine]}" "$(secs $(($(now_ms) - start)))" "$state" "$note"
 }
 
 # Catch2 reads commas and brackets in a name as syntax: escape them as ctest's discovery does.

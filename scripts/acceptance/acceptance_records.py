@@ -1,4 +1,4 @@
-"""Reading the GPU acceptance kit's records and the verdicts it saved (scripts/lib/acceptance.py).
+"""Reading the GPU acceptance kit's records and the verdicts it saved (scripts/acceptance/acceptance.py).
 
 Every file here is the output of the kit or of preflight, but a broken run can leave anything
 behind: reads are bounded and a bad file is a reason, never an exception.

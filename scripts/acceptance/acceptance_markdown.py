@@ -1,4 +1,4 @@
-"""summary.md of the GPU acceptance kit: the table a person reads (scripts/lib/acceptance.py)."""
+"""summary.md of the GPU acceptance kit: the table a person reads (scripts/acceptance/acceptance.py)."""
 
 
 def cell(text):
@@ -22,7 +22,8 @@ def markdown(doc):
     lines.append("|---|---|")
     for label, value in (
             ("Date", kit.get("started_at", "")),
-            ("Device", "%s (%s MiB)" % (m.get("gpu_name", "unknown"), m.get("gpu_memory_mib", "?"))),
+            ("Device", m.get("gpu_name", "unknown") + (" (%s MiB)" % m["gpu_memory_mib"]
+                                                       if m.get("gpu_memory_mib") else "")),
             ("GPUs", m.get("gpu_count", "")),
             ("Driver", m.get("driver", "")),
             ("CUDA (driver)", m.get("cuda_driver", "")),
