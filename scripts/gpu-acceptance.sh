@@ -25,8 +25,8 @@ readonly LIMIT_S=540  # one H100, building included (issue 13)
 # The plan: step, time box in seconds, what it does. The boxes add up to at most LIMIT_S; the few
 # seconds left cover the summary and the kill grace of a step that overruns.
 readonly STEPS=(build machine gpu-tests quick faults bench hbm)
-declare -A BOX=([build]=150 [machine]=15 [gpu-tests]=125 [quick]=80 [faults]=70 [bench]=70
-  [hbm]=20)
+declare -A BOX=([build]=120 [machine]=10 [gpu-tests]=130 [quick]=100 [faults]=75 [bench]=65
+  [hbm]=30)
 declare -A TITLE=(
   [build]="configure and build preflight, gpu_tests and the benchmarks for the GPU found (none with --build-dir)"
   [machine]="the machine: GPU name, memory, driver, CUDA version, preflight --version"
@@ -175,22 +175,55 @@ kit_key steps "${selected:-all}"
 # boxed DEADLINE_MS OUT ERR CMD...: runs CMD until the step's deadline (then SIGTERM, SIGKILL
 # KILL_GRACE_S later, to its whole process group); sets RC and RUN_MS. RC is '-' when the box was
 # already spent.
+# The command runs in the background so that a signal to the kit is handled at once: SIGINT or
+# SIGTERM ends the running command's process group (timeout leads one), the kit stops after the
+# step and writes the summary of what ran.
 RC=""
 RUN_MS=0
+CHILD=0
+interrupted=0
+# shellcheck disable=SC2317  # called by the trap
+on_signal() {
+  interrupted=1
+  if ((CHILD)); then kill -TERM -- "-$CHILD" "$CHILD" 2>/dev/null; fi
+}
+trap on_signal INT TERM
 boxed() {
   local deadline=$1 out=$2 err=$3
   shift 3
   local left=$(((deadline - $(now_ms)) / 1000))
   RUN_MS=0
-  if ((left < 1)); then
+  if ((left < 1 || interrupted)); then
     RC="-"
     return 0
   fi
   local start
   start=$(now_ms)
-  timeout -k "$KILL_GRACE_S" "$left" "$@" >"$out" 2>"$err"
+  timeout -k "$KILL_GRACE_S" "$left" "$@" </dev/null >"$out" 2>"$err" &
+  CHILD=$!
+  wait "$CHILD"
   RC=$?
+  while kill -0 "$CHILD" 2>/dev/null; do  # wait returned early for a trapped signal
+    wait "$CHILD"
+    RC=$?
+  done
+  CHILD=0
   RUN_MS=$(($(now_ms) - start))
+}
+
+# summarize [quiet]: judge what has been recorded so far; with --bundle, copy the summary there. It
+# runs after every step, so a kit killed from outside still leaves the summary of its last step.
+summarize() {
+  local status=0
+  if [[ -n ${1:-} ]]; then
+    python3 "$JUDGE" summary "$out_dir" >/dev/null 2>&1 || status=$?
+  else
+    python3 "$JUDGE" summary "$out_dir" || status=$?
+  fi
+  if [[ -n $bundle_dir ]]; then
+    cp "$out_dir/summary.md" "$out_dir/summary.json" "$bundle_dir/" 2>/dev/null
+  fi
+  return "$status"
 }
 
 # The toolkit, the libraries the build and the binary need, and the build step.
@@ -221,7 +254,7 @@ no_binary() {
 step_machine() {
   local deadline=$1 start=$2 line
   if command -v "$smi" >/dev/null 2>&1; then
-    line=$(timeout 20 "$smi" --query-gpu=name,memory.total,driver_version,compute_cap,pci.bus_id \
+    line=$(timeout 5 "$smi" --query-gpu=name,memory.total,driver_version,compute_cap,pci.bus_id \
       --format=csv,noheader,nounits 2>/dev/null | head -n 1)
     IFS=, read -r name mem driver cap bus <<<"$line"
     machine_key gpu_name "$(echo "$name" | xargs)"
@@ -230,7 +263,7 @@ step_machine() {
     machine_key compute_capability "$(echo "$cap" | xargs)"
     machine_key pci_bus_id "$(echo "$bus" | xargs)"
     machine_key gpu_count "$gpu_lines"
-    machine_key cuda_driver "$(timeout 20 "$smi" 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' |
+    machine_key cuda_driver "$(timeout 5 "$smi" 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' |
       head -n 1 | cut -d' ' -f3)"
   else
     machine_key nvidia_smi "not installed"
@@ -239,13 +272,15 @@ step_machine() {
   machine_key cuda_home "${cuda_home:-not found}"
   machine_key kernel "$(uname -r)"
   machine_key cpus "$(nproc)"
-  locate_nccl_runtime
-  machine_key nccl_library "$nccl_note"
   find_binary
   if [[ -z $bin ]]; then
     no_binary machine
     return
   fi
+  locate_runtime_libraries "$bin" "$build_dir"/bench/preflight-bench-{gemm,bandwidth,nccl} \
+    "$build_dir/tests/gpu_tests"
+  machine_key nccl_library "$nccl_note"
+  machine_key libraries "${runtime_note:-every linked library found}"
   machine_key preflight_version "$("$bin" --version 2>&1 | head -n 1)"
   mkdir -p "$out_dir/machine"
   boxed "$deadline" "$out_dir/list.json" "$out_dir/machine/list.err" "$bin" list --json
@@ -402,14 +437,18 @@ for step in "${STEPS[@]}"; do
     bench) step_bench "$deadline" "$start" ;;
     hbm) step_hbm "$deadline" "$start" ;;
   esac
+  if ((interrupted)); then
+    kit_key interrupted "1"
+    break
+  fi
+  summarize quiet
 done
 kit_key finished_at "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
-python3 "$JUDGE" summary "$out_dir"
-status=$?
+status=0
+summarize || status=$?
 ((status > 1)) && status=1
 if [[ -n $bundle_dir ]]; then
-  cp "$out_dir/summary.md" "$out_dir/summary.json" "$bundle_dir/" 2>/dev/null
   tar -czf "$bundle_dir/acceptance-out.tar.gz" -C "$(dirname "$out_dir")" "$(basename "$out_dir")"
 fi
 exit "$status"

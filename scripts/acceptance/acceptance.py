@@ -277,6 +277,8 @@ def summarize(out_dir):
         step["failures"] = failed
         failures += failed
         steps.append(step)
+    if kit.get("interrupted") == "1":
+        failures.append("the kit was stopped by a signal before its last step")
     total_box = sum(s["box_s"] or 0 for s in steps)
     elapsed = sum(s["seconds"] or 0 for s in steps)
     quick = next((s for s in steps if s["name"] == "quick"), {})

@@ -2,7 +2,7 @@
 # shellcheck disable=SC2034,SC2154  # the globals it shares with the kit, which sources it
 # The GPU acceptance kit's build step and the toolkit it finds (scripts/gpu-acceptance.sh).
 # Sourced by the kit: it uses the kit's SRC, BOX, out_dir, smi, build_dir, boxed, secs, now_ms,
-# kit_key and record_step, and sets cuda_home, nccl_note and build_dir.
+# kit_key and record_step, and sets cuda_home, runtime_note, nccl_note and build_dir.
 
 cuda_home=""
 for d in "${CUDA_HOME:-}" "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /x/x/x)")")" \
@@ -30,11 +30,26 @@ sys.exit(1)
 EOF
 }
 
-# libnccl.so.2 where the binary's dlopen finds it: the loader path, the toolkit's lib folders (the
-# binary's RUNPATH), else the Python wheel's folder, added to LD_LIBRARY_PATH and recorded.
+# The libraries the binaries need where the loader finds them: a library they link (cuBLAS) that
+# ldd cannot find, and libnccl.so.2 (opened with dlopen) where it is neither on the loader path nor
+# in the toolkit (the binary's RUNPATH), come from the NVIDIA wheels of the machine's Python; the
+# kit adds their folders to LD_LIBRARY_PATH and records it in runtime_note and nccl_note.
+runtime_note=""
 nccl_note=""
-locate_nccl_runtime() {
-  local d lib
+add_wheel_library() {
+  local lib
+  lib=$(find_in_python_wheels "$1") || return 1
+  export LD_LIBRARY_PATH="${lib%/*}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  runtime_note+="$1 from ${lib%/*} (Python wheel, added to LD_LIBRARY_PATH); "
+}
+locate_runtime_libraries() {
+  local program lib d
+  for program in "$@"; do
+    [[ -x $program ]] || continue
+    while read -r lib; do
+      add_wheel_library "$lib" || runtime_note+="$lib not found; "
+    done < <(ldd "$program" 2>/dev/null | awk '$2 == "=>" && $3 == "not" {print $1}')
+  done
   if ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
     nccl_note="loader path"
     return
@@ -42,12 +57,11 @@ locate_nccl_runtime() {
   for d in "$cuda_home/lib64" "$cuda_home/lib"; do
     [[ -n $cuda_home && -e $d/libnccl.so.2 ]] && { nccl_note="$d" && return; }
   done
-  if lib=$(find_in_python_wheels libnccl.so.2); then
-    export LD_LIBRARY_PATH="${lib%/*}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    nccl_note="${lib%/*} (Python wheel; the kit added it to LD_LIBRARY_PATH)"
-    return
+  if add_wheel_library libnccl.so.2; then
+    nccl_note="$(dirname "$(find_in_python_wheels libnccl.so.2)") (Python wheel)"
+  else
+    nccl_note="not found"
   fi
-  nccl_note="not found"
 }
 
 have_header() {
@@ -80,7 +94,7 @@ step_build() {
     return
   fi
   local arch cap
-  cap=$(timeout 20 "$smi" --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
+  cap=$(timeout 5 "$smi" --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
   arch=${cap//[^0-9]/}
   [[ -n $arch ]] || arch=90
   local flags=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$arch"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/gpu-acceptance.sh run as a developer runs it on a machine without a GPU:
 #   test_kit.sh CASE SOURCE_DIR BUILD_DIR [FAKE_NVML]
-# Cases: plan, no_gpu, bad_invocations, rehearsal. Exit 0 pass, 1 fail, 77 skipped.
+# Cases: plan, no_gpu, bad_invocations, rehearsal, interrupt. Exit 0 pass, 1 fail, 77 skipped.
 set -euo pipefail
 export LC_ALL=C
 case_name=$1
@@ -142,6 +142,48 @@ EOF
       NVIDIA_SMI=/nonexistent "$kit" --rehearse --build-dir "$build" --out "$work/acc" \
       --steps hbm >/dev/null 2>&1 || true
     [[ -f $work/acc/summary.json && ! -e $work/acc/stale ]] || fail "the kit's folder is replaced"
+    ;;
+
+  interrupt)
+    # SIGTERM while a step's command hangs: the command's process group is ended at once, the kit
+    # writes the summary of what ran and exits 1. The binary is a stand-in that hangs in `run`.
+    mkdir -p "$work/stub"
+    cat >"$work/stub/preflight" <<'EOF'
+#!/usr/bin/env bash
+case $1 in
+  --version) echo "preflight stand-in" ;;
+  run) echo "$$" >>"$STUB_PIDS" && exec sleep 1000 ;;
+  *) echo '{}' ;;
+esac
+EOF
+    chmod +x "$work/stub/preflight"
+    STUB_PIDS=$work/pids NVIDIA_SMI=/nonexistent "$kit" --rehearse --build-dir "$work/stub" \
+      --out "$work/acc" --steps quick >"$work/out.txt" 2>"$work/err.txt" &
+    kit_pid=$!
+    deadline=$((SECONDS + 30))
+    until [[ -s $work/pids ]]; do
+      ((SECONDS < deadline)) || fail "the stand-in never started"
+      sleep 0.1
+    done
+    kill -TERM "$kit_pid"
+    deadline=$((SECONDS + 10))  # the machine step's box is 15 s: the kit must not wait for it
+    while kill -0 "$kit_pid" 2>/dev/null; do
+      ((SECONDS < deadline)) || { kill -KILL "$kit_pid"; fail "the kit did not stop on SIGTERM"; }
+      sleep 0.1
+    done
+    status=0
+    wait "$kit_pid" || status=$?
+    [[ $status -eq 1 ]] || fail "a stopped kit exits 1, got $status"
+    while read -r pid; do
+      ! kill -0 "$pid" 2>/dev/null || { kill -KILL "$pid"; fail "the hung command outlived the kit"; }
+    done <"$work/pids"
+    python3 - "$work/acc/summary.json" <<'EOF' || fail "summary.json"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert "the kit was stopped by a signal before its last step" in doc["failures"], doc["failures"]
+steps = {s["name"]: s for s in doc["steps"]}
+assert steps["quick"]["state"] == "not reached", steps["quick"]
+EOF
     ;;
 
   *)

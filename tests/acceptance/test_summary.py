@@ -19,9 +19,9 @@ import tempfile
 CASE, SRC, PREFLIGHT = sys.argv[1], sys.argv[2], sys.argv[3]
 FAKE_NVML = sys.argv[4] if len(sys.argv) > 4 else ""
 JUDGE = os.path.join(SRC, "scripts", "acceptance", "acceptance.py")
-PLAN = [("build", 150, "build"), ("machine", 15, "machine"), ("gpu-tests", 125, "tests"),
-        ("quick", 80, "quick"), ("faults", 70, "faults"), ("bench", 70, "bench"),
-        ("hbm", 20, "hbm")]
+PLAN = [("build", 120, "build"), ("machine", 10, "machine"), ("gpu-tests", 130, "tests"),
+        ("quick", 100, "quick"), ("faults", 75, "faults"), ("bench", 65, "bench"),
+        ("hbm", 30, "hbm")]
 
 
 def fail(message):
@@ -108,8 +108,8 @@ def case_accepted():
     """Healthy runs only, the other steps skipped: accepted, exit 0."""
     out = tempfile.mkdtemp()
     try:
-        steps = [("build", 150, 0, "skipped", "--build-dir"), ("machine", 15, "0.5", "done", ""),
-                 ("quick", 80, "7.2", "done", "6 runs")]
+        steps = [("build", 120, 0, "skipped", "--build-dir"), ("machine", 10, "0.5", "done", ""),
+                 ("quick", 100, "7.2", "done", "6 runs")]
         steps += [(n, b, 0, "skipped", "not in --steps") for n, b, _ in PLAN
                   if n not in ("build", "machine", "quick")]
         base_records(out, steps)
@@ -124,7 +124,7 @@ def case_accepted():
         check(quick["figures"]["time_to_verdict_s"] == 1.001, "time to verdict is the first run's")
         check(quick["false_alarms"] == [], "no false alarm in healthy runs")
         check("| Result | ACCEPTED |" in md, "the table says ACCEPTED:\n" + md)
-        check("| 3 | quick | 80 s | 7.2 s | ok |" in md, "the quick row:\n" + md)
+        check("| 3 | quick | 100 s | 7.2 s | ok |" in md, "the quick row:\n" + md)
         check("REHEARSAL" not in md, "not a rehearsal")
     finally:
         shutil.rmtree(out)
@@ -137,10 +137,10 @@ def case_failures():
         sys.exit(77)
     out = tempfile.mkdtemp()
     try:
-        steps = [("build", 150, "98.0", "done", "sm_90"), ("machine", 15, "0.5", "done", ""),
-                 ("gpu-tests", 125, "60.0", "done", "2 tests listed"),
-                 ("quick", 80, "9.0", "done", "6 runs"), ("faults", 70, "3.0", "done", "2 drills"),
-                 ("bench", 70, "70.1", "timed-out", "")]  # hbm: never reached
+        steps = [("build", 120, "98.0", "done", "sm_90"), ("machine", 10, "0.5", "done", ""),
+                 ("gpu-tests", 130, "60.0", "done", "2 tests listed"),
+                 ("quick", 100, "9.0", "done", "6 runs"), ("faults", 75, "3.0", "done", "3 drills"),
+                 ("bench", 65, "65.1", "timed-out", "")]  # hbm: never reached
         base_records(out, steps)
         runs = [("gpu-tests", "gpu inventory: listed", 0, "2.0", "tests/01.log"),
                 ("gpu-tests", "gpu gemm: healthy", 77, "0.4", "tests/02.log")]
@@ -176,7 +176,7 @@ def case_failures():
                  ("faults", "gemm-nan", 1, "0.3", "faults/gemm-nan.json")]
         # The bench step ran out of time: one killed at the end of its box, one never started.
         write(os.path.join(out, "bench", "gemm-bf16.out"), "preflight-bench-gemm: bf16 ...\n")
-        runs += [("bench", "gemm-bf16", 124, "70.0", "bench/gemm-bf16.out"),
+        runs += [("bench", "gemm-bf16", 124, "65.0", "bench/gemm-bf16.out"),
                  ("bench", "gemm-fp64", "-", "0", "bench/gemm-fp64.out")]
         write(os.path.join(out, "runs.tsv"), tsv(runs))
 
@@ -223,10 +223,10 @@ def case_failures():
         bench = {b["name"]: b for b in step(doc, "bench")["items"]}
         check(bench["gemm-bf16"]["state"] == "timed out", bench)
         check(bench["gemm-fp64"]["state"] == "not run", bench)
-        check("bench: ran out of its 70 s box" in doc["failures"], doc["failures"])
+        check("bench: ran out of its 65 s box" in doc["failures"], doc["failures"])
         check("hbm: not reached" in doc["failures"], doc["failures"])
 
-        for text in ("| Result | NOT ACCEPTED", "| 5 | bench | 70 s | 70.1 s | timed-out |",
+        for text in ("| Result | NOT ACCEPTED", "| 5 | bench | 65 s | 65.1 s | timed-out |",
                      "| mig-on@gpu=0 | MIG_ENABLED on gpu0 | found |",
                      "| gemm-nan@gpu=0 | GEMM_NAN_INF/GEMM_CHECKSUM_MISMATCH on gpu0 | missed",
                      "| gpu gemm: healthy | skipped | 0.4 s |", "## Failures and false alarms"):
