@@ -252,7 +252,7 @@ no_binary() {
 }
 
 step_machine() {
-  local deadline=$1 start=$2 line
+  local deadline=$1 start=$2 line name mem driver cap bus
   if command -v "$smi" >/dev/null 2>&1; then
     line=$(timeout 5 "$smi" --query-gpu=name,memory.total,driver_version,compute_cap,pci.bus_id \
       --format=csv,noheader,nounits 2>/dev/null | head -n 1)
@@ -288,7 +288,8 @@ step_machine() {
   boxed "$deadline" "$out_dir/machine/inventory.txt" "$out_dir/machine/inventory.err" \
     "$bin" run --checks inventory --json "$out_dir/machine/inventory.json"
   record_run machine inventory "$RC" "$(secs "$RUN_MS")" machine/inventory.json
-  gpus=$(python3 "$JUDGE" gpus "$out_dir/machine/inventory.json" 2>/dev/null || echo 0)
+  gpus=$(python3 "$JUDGE" gpus "$out_dir/machine/inventory.json" 2>/dev/null)
+  [[ $gpus =~ ^[0-9]+$ ]] || gpus=0
   machine_key gpus_discovered "$gpus"
   ((gpus > 0)) && expect=(--expect-gpus "$gpus")
   local state="done" note="$gpus GPU(s) discovered"
