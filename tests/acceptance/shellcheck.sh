@@ -7,6 +7,6 @@ if ! command -v shellcheck >/dev/null 2>&1; then
   echo "skipped: shellcheck is not installed"
   exit 77
 fi
-shellcheck -x scripts/gpu-acceptance.sh scripts/acceptance/build.sh
+shellcheck -x scripts/gpu-acceptance.sh scripts/acceptance/build.sh scripts/acceptance/build-carry.sh
 shellcheck -x tests/acceptance/test_kit.sh tests/acceptance/shellcheck.sh
 echo "shellcheck: clean"
