@@ -5,6 +5,7 @@
 #include <sstream>
 #include <thread>
 
+#include "preflight/bounded_task.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 
@@ -16,59 +17,12 @@ using std::chrono::duration;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// What a worker thread hands back. Shared with the worker so that a worker abandoned after
-// its deadline can still finish writing into it safely.
+// Waits for a task until `deadline` or a stop of the run (a signal), waking on the run's events.
 template <class T>
-struct TaskSlot {
-  std::mutex mutex;
-  bool done = false;
-  std::optional<T> value;
-  std::string error;  // what() of an exception the task threw
-};
-
-enum class WaitEnd { done, deadline, stopped };
-
-template <class T>
-bool slot_done(const std::shared_ptr<TaskSlot<T>>& slot) {
-  std::lock_guard<std::mutex> lock(slot->mutex);
-  return slot->done;
-}
-
-// Starts fn on its own detached thread. The caller never joins: it polls the slot, so a task
-// stuck in the driver cannot block it.
-template <class T, class Fn>
-std::shared_ptr<TaskSlot<T>> start_task(Fn fn) {
-  auto slot = std::make_shared<TaskSlot<T>>();
-  std::thread([slot, fn = std::move(fn)]() mutable {
-    std::optional<T> value;
-    std::string error;
-    try {
-      value = fn();
-    } catch (const std::exception& e) {
-      error = e.what();
-      if (error.empty()) error = "unknown exception";
-    } catch (...) {
-      error = "unknown exception";
-    }
-    std::lock_guard<std::mutex> lock(slot->mutex);
-    slot->value = std::move(value);
-    slot->error = std::move(error);
-    slot->done = true;
-  }).detach();
-  return slot;
-}
-
-template <class T>
-WaitEnd wait_task(RunState& state, const std::shared_ptr<TaskSlot<T>>& slot,
-                  SteadyClock::time_point deadline) {
-  while (true) {
-    if (slot_done(slot)) return WaitEnd::done;
-    if (state.stop_cause() != StopCause::none) return WaitEnd::stopped;
-    const auto now = SteadyClock::now();
-    if (now >= deadline) return WaitEnd::deadline;
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - now);
-    state.wait_for_event(std::clamp(left, milliseconds(1), milliseconds(20)));
-  }
+TaskEnd wait_task(RunState& state, const BoundedTask<T>& task, SteadyClock::time_point deadline) {
+  return task.wait(
+      deadline, [&state] { return state.stop_cause() != StopCause::none; },
+      [&state](milliseconds d) { state.wait_for_event(d); });
 }
 
 // Stands in for a driver call that never returns (hang@check=NAME): ignores cancellation.
@@ -154,15 +108,11 @@ std::string check_fault_targets(const FaultPlan& faults, const NodeReading& node
 
 std::optional<NodeReading> discover_within(GpuBackend& backend, std::chrono::seconds budget) {
   GpuBackend* b = &backend;
-  auto slot = start_task<NodeReading>([b] { return b->discover(); });
-  const auto deadline = SteadyClock::now() + budget;
-  while (!slot_done(slot)) {
-    if (SteadyClock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  std::lock_guard<std::mutex> lock(slot->mutex);
-  if (!slot->value) throw std::runtime_error("GPU discovery failed: " + slot->error);
-  return std::move(*slot->value);
+  auto task = BoundedTask<NodeReading>::start([b] { return b->discover(); });
+  if (task.wait(SteadyClock::now() + budget) != TaskEnd::returned) return std::nullopt;
+  auto node = task.take();
+  if (!node) throw std::runtime_error("GPU discovery failed: " + task.error());
+  return std::move(*node);
 }
 
 std::vector<std::string> gpu_models(const NodeReading& node) {
@@ -208,19 +158,18 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
   const auto discovery_deadline =
       std::min(settings.deadline, discovery_start + settings.discovery_budget);
   GpuBackend* backend = &backend_;
-  auto discovery = start_task<NodeReading>([backend] { return backend->discover(); });
-  const WaitEnd discovery_end = wait_task(state, discovery, discovery_deadline);
+  auto discovery = BoundedTask<NodeReading>::start([backend] { return backend->discover(); });
+  const TaskEnd discovery_end = wait_task(state, discovery, discovery_deadline);
 
   auto node = std::make_shared<NodeReading>();
   std::string not_run_why;
-  if (discovery_end == WaitEnd::done) {
-    std::lock_guard<std::mutex> lock(discovery->mutex);
-    if (discovery->value) {
-      *node = std::move(*discovery->value);
+  if (discovery_end == TaskEnd::returned) {
+    if (auto found = discovery.take()) {
+      *node = std::move(*found);
     } else {
-      node->nvml_error = "discovery failed: " + discovery->error;
+      node->nvml_error = "discovery failed: " + discovery.error();
     }
-  } else if (discovery_end == WaitEnd::deadline) {
+  } else if (discovery_end == TaskEnd::deadline) {
     state.note_abandoned_thread();
     state.add_run_finding(make_finding(
         "DISCOVERY_TIMEOUT", "node",
@@ -308,18 +257,18 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     const bool hang = faults_.for_check("hang", info.name) != nullptr;
     // The thresholds and discovery reading are shared with the worker: an abandoned worker
     // keeps them alive.
-    auto slot =
-        start_task<CheckResult>([&check, ctx, thresholds, node, options, hang]() -> CheckResult {
+    auto task = BoundedTask<CheckResult>::start(
+        [&check, ctx, thresholds, node, options, hang]() -> CheckResult {
           if (hang) block_forever();
           return const_cast<Check&>(check).run(*ctx);
         });
-    WaitEnd end = wait_task(state, slot, ctx->deadline);
-    if (end == WaitEnd::deadline) {
+    TaskEnd end = wait_task(state, task, ctx->deadline);
+    if (end == TaskEnd::deadline) {
       // Ask the check to stop; a cooperative check returns within the grace period and the
       // run goes on. One that does not is stuck and is abandoned with the rest not run.
       ctx->cancel->store(true);
       const bool returned =
-          wait_task(state, slot, SteadyClock::now() + settings.cancel_grace) == WaitEnd::done;
+          wait_task(state, task, SteadyClock::now() + settings.cancel_grace) == TaskEnd::returned;
       const double elapsed = duration<double>(SteadyClock::now() - start).count();
       const double budget = duration<double>(ctx->deadline - start).count();
       state.check_finished(i, overran(info.name, elapsed, budget, by_global));
@@ -329,7 +278,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
       }
       continue;
     }
-    if (end == WaitEnd::stopped) {
+    if (end == TaskEnd::stopped) {
       ctx->cancel->store(true);
       state.note_abandoned_thread();
       not_run_why = "interrupted by " + state.stop_why();
@@ -347,15 +296,12 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
 
     for (int n = ctx->abandoned_threads->load(); n > 0; --n) state.note_abandoned_thread();
     CheckResult result;
-    {
-      std::lock_guard<std::mutex> lock(slot->mutex);
-      if (slot->value) {
-        result = std::move(*slot->value);
-      } else {
-        result.status = Status::error;
-        result.summary = "error";
-        result.findings.push_back(make_finding("CHECK_ERROR", "node", slot->error));
-      }
+    if (auto returned = task.take()) {
+      result = std::move(*returned);
+    } else {
+      result.status = Status::error;
+      result.summary = "error";
+      result.findings.push_back(make_finding("CHECK_ERROR", "node", task.error()));
     }
     result.name = info.name;
     if (result.status != Status::skip && result.status != Status::error) {

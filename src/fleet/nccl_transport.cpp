@@ -5,13 +5,12 @@
 // any CUDA call; the engine aborts its communicators at the deadline, and a thread that still
 // does not return is left behind and reported.
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
+#include <optional>
 
 #include "fleet/mpi_link.hpp"
 #include "fleet/transport.hpp"
+#include "preflight/bounded_task.hpp"
 #include "preflight/collective_engine.hpp"
 
 namespace preflight {
@@ -19,13 +18,6 @@ namespace preflight {
 namespace {
 
 using Json = nlohmann::json;
-
-struct EngineSlot {
-  std::mutex mutex;
-  std::condition_variable done;
-  bool returned = false;
-  CollectiveResult result;
-};
 
 std::string to_hex(const std::vector<char>& bytes) {
   static const char* digits = "0123456789abcdef";
@@ -132,27 +124,19 @@ class NcclTransport final : public GroupTransport {
     job.slow_factor = task.slow_factor;
     job.hang = task.hang;
 
-    auto slot = std::make_shared<EngineSlot>();
     CollectiveEngine* engine = engine_;
-    std::thread([slot, engine, job] {
-      CollectiveResult r = engine->run(job);
-      std::lock_guard<std::mutex> lock(slot->mutex);
-      slot->result = std::move(r);
-      slot->returned = true;
-      slot->done.notify_all();
-    }).detach();
-    {
-      std::unique_lock<std::mutex> lock(slot->mutex);
-      const auto give_up = task.deadline + std::chrono::seconds(2);
-      slot->done.wait_until(lock, give_up, [&] { return slot->returned; });
-      if (!slot->returned) {
-        job.cancel->store(true);
-        work.thread_abandoned = true;
-        return finish(GroupWorkStatus::timeout,
-                      "the NCCL worker did not return (a GPU stuck in the driver?)");
-      }
+    auto worker = BoundedTask<CollectiveResult>::start([engine, job] { return engine->run(job); });
+    // The engine aborts its communicators at the deadline; the grace covers the abort.
+    if (worker.wait(task.deadline + std::chrono::seconds(2)) != TaskEnd::returned) {
+      job.cancel->store(true);
+      work.thread_abandoned = true;
+      return finish(GroupWorkStatus::timeout,
+                    "the NCCL worker did not return (a GPU stuck in the driver?)");
     }
-    const CollectiveResult& r = slot->result;
+    const std::optional<CollectiveResult> returned = worker.take();
+    if (!returned)
+      return finish(GroupWorkStatus::error, "the NCCL worker threw: " + worker.error());
+    const CollectiveResult& r = *returned;
     for (const auto& size : r.sizes) work.busbw_by_size.emplace_back(size.bytes, size.busbw_gbps);
     if (!r.sizes.empty()) work.busbw_gbps = r.sizes.back().busbw_gbps;
     // Corruption per NCCL source rank becomes corruption per source node.

@@ -3,17 +3,15 @@
 // bounded by a deadline on a thread the check can leave behind, per-profile measurement sizes,
 // and the findings for a measurement that failed, hung or moved corrupted bytes.
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <memory>
-#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "checks/bandwidth/bandwidth_math.hpp"
 #include "preflight/bandwidth_engine.hpp"
+#include "preflight/bounded_task.hpp"
 #include "preflight/check.hpp"
 #include "preflight/faults.hpp"
 
@@ -50,41 +48,16 @@ std::string format_gbps(double gbps);           // "53.7 GB/s"
 template <class T>
 std::optional<T> call_bounded(CheckContext& ctx, SteadyClock::time_point deadline,
                               std::function<T()> work) {
-  struct Slot {
-    std::mutex mutex;
-    std::condition_variable done;
-    std::optional<T> value;
-    std::string exception;
-    bool returned = false;
-  };
-  auto slot = std::make_shared<Slot>();
-  std::thread([slot, work = std::move(work)] {
-    std::optional<T> value;
-    std::string exception;
-    try {
-      value = work();
-    } catch (const std::exception& e) {
-      exception = e.what();
-    } catch (...) {
-      exception = "unknown exception";
-    }
-    std::lock_guard<std::mutex> lock(slot->mutex);
-    slot->value = std::move(value);
-    slot->exception = std::move(exception);
-    slot->returned = true;
-    slot->done.notify_all();
-  }).detach();
-  const auto wait_until = deadline + std::chrono::milliseconds(500);
-  std::unique_lock<std::mutex> lock(slot->mutex);
-  while (!slot->returned && SteadyClock::now() < wait_until && !ctx.cancelled()) {
-    slot->done.wait_for(lock, std::chrono::milliseconds(20));
-  }
-  if (!slot->returned) {
+  auto task = BoundedTask<T>::start(std::move(work));
+  const TaskEnd end =
+      task.wait(deadline + std::chrono::milliseconds(500), [&ctx] { return ctx.cancelled(); });
+  if (end != TaskEnd::returned) {
     if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(1);
     return std::nullopt;
   }
-  if (!slot->exception.empty()) throw std::runtime_error(slot->exception);
-  return std::move(slot->value);
+  const std::string error = task.error();
+  if (!error.empty()) throw std::runtime_error(error);
+  return task.take();
 }
 
 // The skip reason of a check that needs GPUs CUDA can use, when the node has none (they are

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <thread>
 
+#include "preflight/bounded_task.hpp"
+
 #include "checks/gemm/gemm_faults.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
@@ -17,7 +19,6 @@ namespace {
 using namespace std::chrono_literals;
 using Seconds = std::chrono::duration<double>;
 
-constexpr auto kPollInterval = 20ms;
 constexpr auto kTelemetryInterval = 250ms;
 // The check returns this long before its deadline, so the runner never has to abandon it.
 constexpr auto kReturnMargin = 1500ms;
@@ -26,16 +27,6 @@ constexpr auto kReturnMargin = 1500ms;
 constexpr double kSetupSeconds = 4.0;
 // After a cancel (the runner's deadline or a signal), how long workers get to drain.
 constexpr auto kCancelDrain = 300ms;
-
-// One GPU's job and its result, shared with the worker thread that runs it: a worker stuck in
-// the driver keeps this alive after the check has returned.
-struct GpuSlot {
-  GemmJob job;
-  std::mutex mutex;
-  std::optional<GemmGpuRun> run;
-  std::string exception;  // the engine threw (it should not)
-  bool returned = false;
-};
 
 // NVML samples of the GPUs under test, taken by a thread of its own: an NVML call that hangs
 // must not hold the products or the check.
@@ -76,7 +67,7 @@ std::vector<GemmGpuOutcome> run_dtype(CheckContext& ctx, GemmEngine& engine,
                                       double product_seconds, SteadyClock::time_point job_deadline,
                                       int& abandoned) {
   std::vector<GemmGpuOutcome> outcomes;
-  std::vector<std::shared_ptr<GpuSlot>> slots;  // parallel to outcomes; null: not tested
+  std::vector<std::optional<GemmJob>> jobs;  // parallel to outcomes; nullopt: not tested
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   auto log = std::make_shared<TelemetryLog>();
   log->start = SteadyClock::now();
@@ -100,11 +91,10 @@ std::vector<GemmGpuOutcome> run_dtype(CheckContext& ctx, GemmEngine& engine,
     }
     if (!outcome.not_tested.empty()) {
       outcomes.push_back(std::move(outcome));
-      slots.push_back(nullptr);
+      jobs.emplace_back();
       continue;
     }
-    auto slot = std::make_shared<GpuSlot>();
-    GemmJob& job = slot->job;
+    GemmJob job;
     job.gpu_index = gpu.index;
     job.cuda_ordinal = gpu.cuda_ordinal;
     job.dtype = dtype;
@@ -121,49 +111,31 @@ std::vector<GemmGpuOutcome> run_dtype(CheckContext& ctx, GemmEngine& engine,
     apply_gemm_faults(*ctx.faults, job);
     log->gpus.push_back(gpu);
     outcomes.push_back(std::move(outcome));
-    slots.push_back(std::move(slot));
+    jobs.emplace_back(std::move(job));
   }
   log->samples.resize(log->gpus.size());
 
   // Every GPU at once, each on a thread the check can leave behind if the driver never
-  // returns; the other GPUs' results still arrive.
-  for (const auto& slot : slots) {
-    if (!slot) continue;
-    std::thread([slot, &engine] {
-      std::optional<GemmGpuRun> run;
-      std::string exception;
-      try {
-        run = engine.run(slot->job);
-      } catch (const std::exception& e) {
-        exception = e.what();
-      } catch (...) {
-        exception = "unknown exception";
-      }
-      std::lock_guard<std::mutex> lock(slot->mutex);
-      slot->run = std::move(run);
-      slot->exception = std::move(exception);
-      slot->returned = true;
-    }).detach();
+  // returns; the other GPUs' results still arrive. A worker keeps its own copy of the job.
+  std::vector<BoundedTask<GemmGpuRun>> runs(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!jobs[i]) continue;
+    runs[i] = BoundedTask<GemmGpuRun>::start([job = *jobs[i], &engine] { return engine.run(job); });
   }
   GpuBackend* backend = ctx.gpu;
-  if (!log->gpus.empty())
-    std::thread([log, backend] { sample_until_stopped(log, backend); }).detach();
-
-  const auto all_returned = [&] {
-    return std::all_of(slots.begin(), slots.end(), [](const std::shared_ptr<GpuSlot>& s) {
-      if (!s) return true;
-      std::lock_guard<std::mutex> lock(s->mutex);
-      return s->returned;
+  if (!log->gpus.empty()) {
+    BoundedTask<bool>::start([log, backend] {
+      sample_until_stopped(log, backend);
+      return true;
     });
-  };
-  // The engine polls job_deadline itself; the extra second lets it report timed_out.
-  auto wait_until = job_deadline + 1s;
-  while (!all_returned() && SteadyClock::now() < wait_until) {
-    if (ctx.cancelled() && !cancel->load()) {
-      cancel->store(true);
-      wait_until = std::min(wait_until, SteadyClock::now() + kCancelDrain);
-    }
-    std::this_thread::sleep_for(kPollInterval);
+  }
+
+  // The engine polls job_deadline itself; the extra second lets it report timed_out. A cancel
+  // (the runner's deadline, a signal) is passed on to the workers, which get kCancelDrain.
+  const auto wait_until = job_deadline + 1s;
+  if (wait_all(runs, wait_until, [&ctx] { return ctx.cancelled(); }) == TaskEnd::stopped) {
+    cancel->store(true);
+    wait_all(runs, std::min(wait_until, SteadyClock::now() + kCancelDrain), [] { return false; });
   }
 
   {
@@ -184,26 +156,25 @@ std::vector<GemmGpuOutcome> run_dtype(CheckContext& ctx, GemmEngine& engine,
     std::lock_guard<std::mutex> lock(log->mutex);
     if (!log->returned && !log->gpus.empty()) ++abandoned;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
-      if (!slots[i]) continue;
+      if (!jobs[i]) continue;
       outcomes[i].telemetry = log->samples[sampled++];
     }
   }
 
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    if (!slots[i]) continue;
-    std::lock_guard<std::mutex> lock(slots[i]->mutex);
-    if (!slots[i]->returned) {
+    if (!runs[i].started()) continue;
+    if (!runs[i].returned()) {
       ++abandoned;  // run stays nullopt: GEMM_TIMEOUT
       cancel->store(true);
       continue;
     }
-    if (slots[i]->run) {
-      outcomes[i].run = std::move(slots[i]->run);
+    if (auto run = runs[i].take()) {
+      outcomes[i].run = std::move(run);
     } else {
       GemmGpuRun failed;
       failed.gpu_index = outcomes[i].gpu_index;
       failed.dtype = dtype;
-      failed.error = slots[i]->exception;
+      failed.error = runs[i].error();
       failed.error_stage = "setup";
       outcomes[i].run = std::move(failed);
     }

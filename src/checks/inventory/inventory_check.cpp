@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "checks/inventory/inventory_faults.hpp"
 #include "checks/inventory/inventory_rules.hpp"
 #include "checks/inventory/pci_scan.hpp"
+#include "preflight/bounded_task.hpp"
 
 namespace preflight {
 
@@ -24,15 +22,6 @@ bool pci_count_comparable() {
   return visible == nullptr || std::string(visible) == "all";
 }
 
-// One GPU's probe, shared with the thread that runs it: a thread stuck in the driver keeps it
-// alive after the check has returned.
-struct ProbeSlot {
-  GpuReading gpu;
-  SteadyClock::time_point deadline;
-  std::mutex mutex;
-  bool returned = false;
-};
-
 // Probes every GPU CUDA sees at once, each on a thread of its own, so that a GPU whose driver
 // calls block (context creation, allocation) is reported GPU_UNRESPONSIVE on that GPU while
 // the others are still probed, instead of the whole check timing out.
@@ -43,7 +32,9 @@ void probe_all(CheckContext& ctx, NodeReading& node) {
   const auto latest = ctx.deadline - std::chrono::milliseconds(500);
   const auto start = SteadyClock::now();
   const auto deadline = std::min(latest, start + budget);
-  std::vector<std::shared_ptr<ProbeSlot>> slots(node.gpus.size());
+  // One task per GPU: a probe stuck in the driver is left behind with its own copy of the
+  // reading, after the check has returned.
+  std::vector<BoundedTask<GpuReading>> probes(node.gpus.size());
   GpuBackend* backend = ctx.gpu;
   for (std::size_t i = 0; i < node.gpus.size(); ++i) {
     GpuReading& g = node.gpus[i];
@@ -53,44 +44,34 @@ void probe_all(CheckContext& ctx, NodeReading& node) {
       g.probe_error = "the check's time ran out before the probe";
       continue;
     }
-    auto slot = std::make_shared<ProbeSlot>();
-    slot->gpu = g;
-    slot->deadline = deadline;
-    slots[i] = slot;
-    std::thread([slot, backend] {
-      GpuReading probed = slot->gpu;
+    probes[i] = BoundedTask<GpuReading>::start([reading = g, backend, deadline] {
+      GpuReading probed = reading;
       try {
-        backend->probe(probed, slot->deadline);
+        backend->probe(probed, deadline);
       } catch (const std::exception& e) {
         probed.responsive = false;
         probed.probe_error = e.what();
       }
-      std::lock_guard<std::mutex> lock(slot->mutex);
-      slot->gpu = std::move(probed);
-      slot->returned = true;
-    }).detach();
+      return probed;
+    });
   }
   // The probe polls its own deadline; the grace lets it report that itself.
   const auto wait_until = std::min(latest, deadline + std::chrono::milliseconds(300));
-  const auto all_returned = [&] {
-    return std::all_of(slots.begin(), slots.end(), [](const std::shared_ptr<ProbeSlot>& s) {
-      if (!s) return true;
-      std::lock_guard<std::mutex> lock(s->mutex);
-      return s->returned;
-    });
-  };
-  while (!all_returned() && SteadyClock::now() < wait_until && !ctx.cancelled()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  wait_all(
+      probes, wait_until, [&ctx] { return ctx.cancelled(); }, std::chrono::milliseconds(5));
   const double waited = std::chrono::duration<double>(deadline - start).count();
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    if (!slots[i]) continue;
-    std::lock_guard<std::mutex> lock(slots[i]->mutex);
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    if (!probes[i].started()) continue;
     GpuReading& g = node.gpus[i];
-    if (slots[i]->returned) {
-      g.responsive = slots[i]->gpu.responsive;
-      g.probe_error = slots[i]->gpu.probe_error;
-      g.probe_ms = slots[i]->gpu.probe_ms;
+    if (probes[i].returned()) {
+      if (const auto probed = probes[i].take()) {
+        g.responsive = probed->responsive;
+        g.probe_error = probed->probe_error;
+        g.probe_ms = probed->probe_ms;
+      } else {
+        g.responsive = false;
+        g.probe_error = probes[i].error();
+      }
       continue;
     }
     g.responsive = false;
