@@ -1,17 +1,13 @@
 #pragma once
-// What the three bandwidth checks (pcie, nvlink, hbm) share: their fault kinds, engine calls
-// bounded by a deadline on a thread the check can leave behind, per-profile measurement sizes,
-// and the findings for a measurement that failed, hung or moved corrupted bytes.
-#include <chrono>
-#include <functional>
+// What the three bandwidth checks (pcie, nvlink, hbm) share: their fault kinds, per-profile
+// measurement sizes, and the findings for a measurement that failed, hung or moved corrupted bytes.
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "checks/bandwidth/bandwidth_math.hpp"
+#include "checks/common/call_bounded.hpp"
 #include "preflight/bandwidth_engine.hpp"
-#include "preflight/bounded_task.hpp"
 #include "preflight/check.hpp"
 #include "preflight/faults.hpp"
 
@@ -39,26 +35,6 @@ MeasurementShape hbm_copy_shape(Profile profile);
 std::string gpu_entity(int gpu_index);          // "gpu3"
 std::string pair_entity(int gpu_a, int gpu_b);  // "gpu0-gpu3", lower index first
 std::string format_gbps(double gbps);           // "53.7 GB/s"
-
-// Runs `work` on a thread of its own and waits until `deadline` (plus a grace for the engine to
-// report its own timeout) or the check's cancel. nullopt when it did not return: the thread is
-// left behind (counted in ctx.abandoned_threads) and the caller reports a timeout. Engine calls
-// poll their own deadline, but may still block inside the driver (allocation, context
-// creation), which only this bound protects against.
-template <class T>
-std::optional<T> call_bounded(CheckContext& ctx, SteadyClock::time_point deadline,
-                              std::function<T()> work) {
-  auto task = BoundedTask<T>::start(std::move(work));
-  const TaskEnd end =
-      task.wait(deadline + std::chrono::milliseconds(500), [&ctx] { return ctx.cancelled(); });
-  if (end != TaskEnd::returned) {
-    if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(1);
-    return std::nullopt;
-  }
-  const std::string error = task.error();
-  if (!error.empty()) throw std::runtime_error(error);
-  return task.take();
-}
 
 // The skip reason of a check that needs GPUs CUDA can use, when the node has none (they are
 // listed but CUDA sees none of them: inventory says why).

@@ -4,7 +4,8 @@
 #include <cstdio>
 #include <utility>
 
-#include "checks/bandwidth/bandwidth_common.hpp"
+#include "checks/bandwidth/bandwidth_common.hpp"  // gpu_entity, pair_entity, format_gbps
+#include "checks/common/call_bounded.hpp"
 #include "checks/nccl/nccl_math.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/collective_engine.hpp"

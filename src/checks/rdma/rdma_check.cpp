@@ -9,7 +9,8 @@
 #include <fstream>
 #include <map>
 
-#include "checks/bandwidth/bandwidth_common.hpp"
+#include "checks/bandwidth/bandwidth_math.hpp"  // pcie_link_gbps, pcie_link_name
+#include "checks/common/call_bounded.hpp"
 #include "checks/rdma/rdma_math.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
