@@ -112,8 +112,11 @@ class Check {
     (void)options;
     return info().budget_for(profile);
   }
-  // Runs the check. May throw: the runner records the check as status error.
-  virtual CheckResult run(CheckContext& ctx) = 0;
+  // Runs the check. May throw: the runner records the check as status error. The runner owns
+  // the result's name, duration and status: the status follows the findings, unless the check
+  // returns skip (it does not apply here). const: a check abandoned after its deadline may still
+  // be running while the next one starts, so a run leaves the check object as it found it.
+  virtual CheckResult run(CheckContext& ctx) const = 0;
 };
 
 class CheckRegistry {

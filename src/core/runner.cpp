@@ -260,7 +260,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     auto task = BoundedTask<CheckResult>::start(
         [&check, ctx, thresholds, node, options, hang]() -> CheckResult {
           if (hang) block_forever();
-          return const_cast<Check&>(check).run(*ctx);
+          return check.run(*ctx);
         });
     TaskEnd end = wait_task(state, task, ctx->deadline);
     if (end == TaskEnd::deadline) {

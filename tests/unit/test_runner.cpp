@@ -27,7 +27,7 @@ class FakeCheck final : public Check {
     info_.budget = {std::chrono::seconds(2), std::chrono::seconds(5), std::nullopt};
   }
   const CheckInfo& info() const override { return info_; }
-  CheckResult run(CheckContext& ctx) override {
+  CheckResult run(CheckContext& ctx) const override {
     CheckResult r;
     switch (behaviour_) {
       case Behaviour::pass:

@@ -164,9 +164,8 @@ std::optional<std::string> HbmCheck::skip_reason(const CheckContext& ctx) const 
   return no_cuda_gpu_reason(ctx);
 }
 
-CheckResult HbmCheck::run(CheckContext& ctx) {
+CheckResult HbmCheck::run(CheckContext& ctx) const {
   CheckResult result;
-  result.name = info_.name;
   report_untested_gpus(*ctx.node, result.findings);
   BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
   const auto end = ctx.deadline - 1s;
@@ -194,7 +193,6 @@ CheckResult HbmCheck::run(CheckContext& ctx) {
       break;
     }
   }
-  result.status = status_from_findings(result.findings);
   return result;
 }
 

@@ -64,9 +64,8 @@ std::optional<std::string> NvlinkCheck::skip_reason(const CheckContext& ctx) con
   return std::nullopt;
 }
 
-CheckResult NvlinkCheck::run(CheckContext& ctx) {
+CheckResult NvlinkCheck::run(CheckContext& ctx) const {
   CheckResult result;
-  result.name = info_.name;
   report_untested_gpus(*ctx.node, result.findings);
   BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
   // The health reading carries the NVLink topology: which GPUs each link reaches.
@@ -115,7 +114,6 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) {
         result.findings.push_back(
             make_finding("BANDWIDTH_TIMEOUT", pair_entity(gpus[i]->index, gpus[j]->index),
                          "the peer access query did not return before the deadline"));
-        result.status = status_from_findings(result.findings);
         result.summary = "peer access query hung";
         return result;
       }
@@ -283,7 +281,6 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) {
                    (expected > 0 ? ", SKU's links carry " + format_gbps(expected)
                                  : ", no NVLink expectation for this SKU");
   result.matrices = {access_matrix, unidir, bidir};
-  result.status = status_from_findings(result.findings);
   return result;
 }
 

@@ -11,7 +11,7 @@ class NvlinkCheck final : public Check {
   NvlinkCheck();
   const CheckInfo& info() const override { return info_; }
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
-  CheckResult run(CheckContext& ctx) override;
+  CheckResult run(CheckContext& ctx) const override;
 
  private:
   CheckInfo info_;

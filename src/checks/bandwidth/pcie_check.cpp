@@ -75,9 +75,8 @@ std::optional<std::string> PcieCheck::skip_reason(const CheckContext& ctx) const
   return no_cuda_gpu_reason(ctx);
 }
 
-CheckResult PcieCheck::run(CheckContext& ctx) {
+CheckResult PcieCheck::run(CheckContext& ctx) const {
   CheckResult result;
-  result.name = info_.name;
   report_untested_gpus(*ctx.node, result.findings);
   BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
   NodeReading node = *ctx.node;
@@ -185,7 +184,6 @@ CheckResult PcieCheck::run(CheckContext& ctx) {
       break;
     }
   }
-  result.status = status_from_findings(result.findings);
   return result;
 }
 

@@ -214,7 +214,7 @@ std::optional<std::string> GemmCheck::skip_reason(const CheckContext& ctx) const
   return std::nullopt;
 }
 
-CheckResult GemmCheck::run(CheckContext& ctx) {
+CheckResult GemmCheck::run(CheckContext& ctx) const {
   const GemmSettings settings = parse_gemm_settings(ctx.profile, *ctx.options);
   GemmEngine& engine = *ctx.gpu->gemm_engine();
   const auto end = ctx.deadline - kReturnMargin;
@@ -252,11 +252,9 @@ CheckResult GemmCheck::run(CheckContext& ctx) {
 
   GemmJudgement judged = judge_gemm(outcomes, *ctx.thresholds, settings);
   CheckResult result;
-  result.name = info_.name;
   result.findings = std::move(judged.findings);
   result.metrics = std::move(judged.metrics);
   result.summary = std::move(judged.summary);
-  result.status = status_from_findings(result.findings);
   return result;
 }
 

@@ -15,7 +15,7 @@ class GemmCheck final : public Check {
   std::optional<std::chrono::seconds> budget(Profile profile,
                                              const CheckOptions& options) const override;
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
-  CheckResult run(CheckContext& ctx) override;
+  CheckResult run(CheckContext& ctx) const override;
 
  private:
   CheckInfo info_;

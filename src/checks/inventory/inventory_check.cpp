@@ -98,7 +98,7 @@ InventoryCheck::InventoryCheck() {
   info_.fault_kinds = inventory_fault_kinds();
 }
 
-CheckResult InventoryCheck::run(CheckContext& ctx) {
+CheckResult InventoryCheck::run(CheckContext& ctx) const {
   NodeReading node = *ctx.node;
   if (pci_count_comparable()) node.pci_gpu_count = count_nvidia_gpus_on_pci();
 
@@ -112,11 +112,9 @@ CheckResult InventoryCheck::run(CheckContext& ctx) {
 
   InventoryJudgement judged = judge_inventory(node, *ctx.thresholds, ctx.expect);
   CheckResult result;
-  result.name = info_.name;
   result.findings = std::move(judged.findings);
   result.metrics = std::move(judged.metrics);
   result.summary = std::move(judged.summary);
-  result.status = status_from_findings(result.findings);
   return result;
 }
 

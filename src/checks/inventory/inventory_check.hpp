@@ -10,7 +10,7 @@ class InventoryCheck final : public Check {
  public:
   InventoryCheck();
   const CheckInfo& info() const override { return info_; }
-  CheckResult run(CheckContext& ctx) override;
+  CheckResult run(CheckContext& ctx) const override;
 
  private:
   CheckInfo info_;

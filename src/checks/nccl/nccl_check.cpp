@@ -221,9 +221,8 @@ std::optional<std::string> NcclCheck::skip_reason(const CheckContext& ctx) const
   return std::nullopt;
 }
 
-CheckResult NcclCheck::run(CheckContext& ctx) {
+CheckResult NcclCheck::run(CheckContext& ctx) const {
   CheckResult result;
-  result.name = info_.name;
   CollectiveEngine& engine = *ctx.gpu->collective_engine();
   // Before every call: an abandoned call must leave time for the verdict.
   const auto end = ctx.deadline - 2s;
@@ -233,7 +232,6 @@ CheckResult NcclCheck::run(CheckContext& ctx) {
     result.findings.push_back(make_finding(
         "NCCL_TIMEOUT", "node", "loading NCCL and listing the CUDA devices did not return"));
     result.summary = "NCCL did not answer";
-    result.status = status_from_findings(result.findings);
     return result;
   }
   if (!why->empty()) {
@@ -321,7 +319,6 @@ CheckResult NcclCheck::run(CheckContext& ctx) {
       std::to_string(nranks) + " GPUs" +
       (summary.empty() ? std::string()
                        : ": bus bandwidth " + summary + " at " + format_size(plan.sizes.back()));
-  result.status = status_from_findings(result.findings);
   return result;
 }
 

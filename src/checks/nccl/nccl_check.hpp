@@ -12,7 +12,7 @@ class NcclCheck final : public Check {
   NcclCheck();
   const CheckInfo& info() const override { return info_; }
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
-  CheckResult run(CheckContext& ctx) override;
+  CheckResult run(CheckContext& ctx) const override;
 
  private:
   CheckInfo info_;

@@ -274,9 +274,8 @@ std::optional<std::string> RdmaCheck::skip_reason(const CheckContext& ctx) const
   return std::nullopt;
 }
 
-CheckResult RdmaCheck::run(CheckContext& ctx) {
+CheckResult RdmaCheck::run(CheckContext& ctx) const {
   CheckResult result;
-  result.name = info_.name;
   RdmaEngine& engine = *ctx.gpu->rdma_engine();
   RdmaExpectations expect;
   expect.rnics = expected_rnics(*ctx.options);
@@ -289,7 +288,6 @@ CheckResult RdmaCheck::run(CheckContext& ctx) {
   if (!inv) {
     result.findings.push_back(
         make_finding("RDMA_TIMEOUT", "node", "listing the RDMA devices did not return in time"));
-    result.status = status_from_findings(result.findings);
     result.summary = "RDMA device listing hung";
     return result;
   }
@@ -311,7 +309,6 @@ CheckResult RdmaCheck::run(CheckContext& ctx) {
               : make_finding("RDMA_NO_DEVICE", "node",
                              why + "; " + std::to_string(*expect.rnics) + " RDMA ports expected"));
     }
-    result.status = status_from_findings(result.findings);
     result.summary = why;
     return result;
   };
@@ -397,7 +394,6 @@ CheckResult RdmaCheck::run(CheckContext& ctx) {
     result.summary += "; GPUDirect by dma-buf on " + std::to_string(dmabuf) +
                       ", by peer memory on " + std::to_string(peer_memory) + " NICs";
   }
-  result.status = status_from_findings(result.findings);
   return result;
 }
 

@@ -13,7 +13,7 @@ class RdmaCheck final : public Check {
   const CheckInfo& info() const override { return info_; }
   void validate_options(const CheckOptions& options) const override;
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
-  CheckResult run(CheckContext& ctx) override;
+  CheckResult run(CheckContext& ctx) const override;
 
  private:
   CheckInfo info_;
