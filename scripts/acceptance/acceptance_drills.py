@@ -6,6 +6,7 @@ the kind's finding codes on the expected entity, marked injected (docs/fault-inj
 """
 
 import os
+import sys
 
 from acceptance_records import TIMEOUT_CODES, all_findings, figure, number, read_json, tail
 

@@ -282,6 +282,10 @@ def case_not_kit_folder():
         r = judge("summary", work)
         check(r.returncode == 2 and "not the kit's output" in r.stderr, r.stderr)
         check(os.listdir(work) == [], "nothing written")
+        # The machine step failed and left no list: one line, exit 1, no drill.
+        r = judge("drills", os.path.join(work, "list.json"), os.path.join(work, "th.json"), "1")
+        check(r.returncode == 1 and r.stdout == "" and len(r.stderr.splitlines()) == 1
+              and "list.json: missing" in r.stderr, "drills without a list: %r" % r.stderr)
         bad = os.path.join(work, "bad.json")
         write(bad, "[" * 100000)
         r = judge("gpus", bad)
