@@ -15,6 +15,7 @@
 #include "checks/gemm/gemm_math.hpp"
 #include "kernels/gemm_numerics.hpp"
 #include "preflight/gemm_engine.hpp"
+#include "support/gate.hpp"
 
 namespace preflight::test {
 
@@ -29,18 +30,7 @@ struct FakeGemmBehaviour {
 };
 
 // Where hung runs wait; shared with them so it outlives the engine.
-struct HangGate {
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool open = false;
-  void release() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      open = true;
-    }
-    cv.notify_all();
-  }
-};
+using HangGate = Gate;
 
 class FakeGemmEngine final : public GemmEngine {
  public:

@@ -6,37 +6,19 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "preflight/bounded_task.hpp"
+#include "support/gate.hpp"
 
 namespace preflight {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A gate the test opens: a task blocked on it stands in for a driver call that does not return.
-struct Gate {
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool open = false;
-  void release() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      open = true;
-    }
-    cv.notify_all();
-  }
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex);
-    cv.wait(lock, [this] { return open; });
-  }
-};
+using test::Gate;
 
 TEST_CASE("bounded task: a task that returns in time hands back its value", "[bounded_task]") {
   auto task = BoundedTask<std::string>::start([] { return std::string("probed"); });
