@@ -5,12 +5,11 @@
 #include <mutex>
 #include <thread>
 
-#include "preflight/bounded_task.hpp"
-
 #include "checks/gemm/gemm_faults.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
 #include "checks/gemm/gemm_options.hpp"
+#include "preflight/bounded_task.hpp"
 
 namespace preflight {
 
