@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "preflight/bandwidth_engine.hpp"
-#include "preflight/gpu_backend.hpp"
+#include "preflight/engine/bandwidth_engine.hpp"
+#include "preflight/engine/gpu_backend.hpp"
 
 namespace {
 

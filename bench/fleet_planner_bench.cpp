@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "preflight/fleet_planner.hpp"
+#include "fleet/logic/fleet_planner.hpp"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "checks/gemm/gemm_math.hpp"
-#include "preflight/gemm_engine.hpp"
-#include "preflight/gpu_backend.hpp"
+#include "preflight/engine/gemm_engine.hpp"
+#include "preflight/engine/gpu_backend.hpp"
 
 namespace {
 

@@ -11,5 +11,5 @@ if(GIT_FOUND AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/.git")
     set(PREFLIGHT_GIT_REVISION "${_git_rev}")
   endif()
 endif()
-configure_file(${CMAKE_CURRENT_SOURCE_DIR}/src/core/build_info.hpp.in
-               ${CMAKE_CURRENT_BINARY_DIR}/generated/preflight/build_info.hpp @ONLY)
+configure_file(${CMAKE_CURRENT_SOURCE_DIR}/src/model/build_info.hpp.in
+               ${CMAKE_CURRENT_BINARY_DIR}/generated/model/build_info.hpp @ONLY)

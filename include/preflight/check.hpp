@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "preflight/faults.hpp"
-#include "preflight/gpu_backend.hpp"
+#include "preflight/engine/gpu_backend.hpp"
 #include "preflight/thresholds.hpp"
 #include "preflight/verdict.hpp"
 

@@ -90,6 +90,7 @@ struct ToolInfo {
 };
 
 inline constexpr std::string_view kVerdictSchema = "preflight.verdict/1";
+inline constexpr const char* kFleetSchema = "preflight.fleet/1";  // docs/fleet-verdict.md
 
 // One pass of a repeated run (`--repeat`, `--duration`): its own verdict, kept whole.
 struct PassRecord {

@@ -7,8 +7,8 @@
 
 #include "preflight/errors.hpp"
 #include "preflight/faults.hpp"
-#include "preflight/fleet_setup.hpp"
-#include "preflight/runner.hpp"
+#include "fleet/logic/fleet_setup.hpp"
+#include "run/runner.hpp"
 
 namespace preflight {
 

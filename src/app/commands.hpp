@@ -1,5 +1,5 @@
 #pragma once
-#include "preflight/cli.hpp"
+#include "app/cli.hpp"
 
 namespace preflight {
 

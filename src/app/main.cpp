@@ -7,7 +7,7 @@
 
 #include "app/commands.hpp"
 #ifdef PREFLIGHT_HAVE_MPI
-#include "fleet/fleet_command.hpp"
+#include "fleet/mpi/fleet_command.hpp"
 #endif
 #include "preflight/errors.hpp"
 #include "preflight/verdict.hpp"

@@ -3,10 +3,10 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "preflight/atomic_file.hpp"
+#include "report/atomic_file.hpp"
 #include "preflight/errors.hpp"
-#include "preflight/host_info.hpp"
-#include "preflight/report_documents.hpp"
+#include "model/host_info.hpp"
+#include "report/report_documents.hpp"
 #include "preflight/verdict.hpp"
 
 namespace preflight {

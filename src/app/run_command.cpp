@@ -10,17 +10,17 @@
 #include <thread>
 
 #include "app/commands.hpp"
-#include "preflight/atomic_file.hpp"
-#include "preflight/build_info.hpp"
-#include "preflight/burnin.hpp"
+#include "report/atomic_file.hpp"
+#include "model/build_info.hpp"
+#include "run/burnin.hpp"
 #include "preflight/errors.hpp"
-#include "preflight/fleet_setup.hpp"
-#include "preflight/host_info.hpp"
-#include "preflight/progress.hpp"
-#include "preflight/prometheus.hpp"
-#include "preflight/report.hpp"
-#include "preflight/runner.hpp"
-#include "preflight/supervisor.hpp"
+#include "fleet/logic/fleet_setup.hpp"
+#include "model/host_info.hpp"
+#include "run/progress.hpp"
+#include "report/prometheus.hpp"
+#include "report/report.hpp"
+#include "run/runner.hpp"
+#include "run/supervisor.hpp"
 
 namespace preflight {
 

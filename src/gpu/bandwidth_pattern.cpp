@@ -12,12 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "gpu/bandwidth_engine.hpp"
+#include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/bandwidth_support.hpp"
 #include "gpu/cuda_check.hpp"
 #include "kernels/bandwidth_kernels.hpp"
 #include "kernels/memory_patterns.hpp"
-#include "preflight/memory_ranges.hpp"
+#include "model/memory_ranges.hpp"
 
 namespace preflight {
 namespace {

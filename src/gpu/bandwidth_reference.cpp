@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "gpu/bandwidth_engine.hpp"
+#include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/bandwidth_support.hpp"
 #include "gpu/cuda_check.hpp"
 

@@ -17,14 +17,14 @@
 #include <utility>
 #include <vector>
 
-#include "gpu/bandwidth_engine.hpp"
+#include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/cuda_check.hpp"
-#include "gpu/gemm_engine.hpp"
+#include "gpu/cublas_gemm_engine.hpp"
 #include "gpu/nccl_version.hpp"
 #include "gpu/nvml_library.hpp"
 #include "gpu/pci_address.hpp"
 #include "kernels/probe_kernel.hpp"
-#include "preflight/gpu_backend.hpp"
+#include "preflight/engine/gpu_backend.hpp"
 
 namespace preflight {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "kernels/gemm_kernels.hpp"
-#include "preflight/gemm_engine.hpp"
+#include "preflight/engine/gemm_engine.hpp"
 
 namespace preflight {
 namespace gemm_detail {

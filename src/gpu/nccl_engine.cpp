@@ -17,7 +17,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/nccl_library.hpp"
 #include "gpu/nccl_session.hpp"
-#include "preflight/collective_engine.hpp"
+#include "preflight/engine/collective_engine.hpp"
 
 namespace preflight {
 namespace {

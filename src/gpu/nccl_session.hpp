@@ -15,7 +15,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/nccl_library.hpp"
 #include "kernels/collective_kernels.hpp"
-#include "preflight/collective_engine.hpp"
+#include "preflight/engine/collective_engine.hpp"
 
 namespace preflight {
 namespace nccl_detail {

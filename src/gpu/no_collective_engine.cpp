@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "preflight/collective_engine.hpp"
+#include "preflight/engine/collective_engine.hpp"
 
 namespace preflight {
 namespace {

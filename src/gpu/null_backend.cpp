@@ -2,7 +2,7 @@
 // host checks and reports every GPU reading as unavailable.
 #include <memory>
 
-#include "preflight/gpu_backend.hpp"
+#include "preflight/engine/gpu_backend.hpp"
 
 namespace preflight {
 namespace {

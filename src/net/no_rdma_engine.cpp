@@ -1,5 +1,5 @@
 // The RDMA engine of a build without libibverbs: the rdma check then skips with this reason.
-#include "preflight/rdma_engine.hpp"
+#include "preflight/engine/rdma_engine.hpp"
 
 namespace preflight {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The two halves of the libibverbs engine (verbs_engine.cpp), each in its own file.
 #include "net/verbs_library.hpp"
-#include "preflight/rdma_engine.hpp"
+#include "preflight/engine/rdma_engine.hpp"
 
 namespace preflight {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "net/verbs_library.hpp"
-#include "preflight/rdma_engine.hpp"
+#include "preflight/engine/rdma_engine.hpp"
 
 namespace preflight {
 

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "checks/rdma/rdma_math.hpp"
-#include "preflight/rdma_engine.hpp"
+#include "preflight/engine/rdma_engine.hpp"
 
 using namespace preflight;
 using Clock = std::chrono::steady_clock;

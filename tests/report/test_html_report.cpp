@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/html_common.hpp"
-#include "preflight/report_documents.hpp"
+#include "report/html/html_common.hpp"
+#include "report/report_documents.hpp"
 
 using namespace preflight;
 using Json = nlohmann::ordered_json;

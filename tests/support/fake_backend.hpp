@@ -7,7 +7,7 @@
 #include <mutex>
 #include <optional>
 
-#include "preflight/gpu_backend.hpp"
+#include "preflight/engine/gpu_backend.hpp"
 
 namespace preflight::test {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "preflight/bandwidth_engine.hpp"
+#include "preflight/engine/bandwidth_engine.hpp"
 
 namespace preflight::test {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "preflight/collective_engine.hpp"
+#include "preflight/engine/collective_engine.hpp"
 
 namespace preflight::test {
 

@@ -14,7 +14,7 @@
 
 #include "checks/gemm/gemm_math.hpp"
 #include "kernels/gemm_numerics.hpp"
-#include "preflight/gemm_engine.hpp"
+#include "preflight/engine/gemm_engine.hpp"
 #include "support/gate.hpp"
 
 namespace preflight::test {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "preflight/rdma_engine.hpp"
+#include "preflight/engine/rdma_engine.hpp"
 
 namespace preflight::test {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <set>
 
-#include "preflight/runner.hpp"
+#include "run/runner.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 

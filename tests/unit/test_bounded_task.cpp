@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "preflight/bounded_task.hpp"
+#include "run/bounded_task.hpp"
 #include "support/gate.hpp"
 
 namespace preflight {

@@ -3,12 +3,12 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "preflight/burnin.hpp"
+#include "run/burnin.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/faults.hpp"
-#include "preflight/progress.hpp"
-#include "preflight/report.hpp"
+#include "run/progress.hpp"
+#include "report/report.hpp"
 
 using namespace preflight;
 

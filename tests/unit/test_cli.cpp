@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "preflight/cli.hpp"
+#include "app/cli.hpp"
 
 using namespace preflight;
 

@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "preflight/errors.hpp"
-#include "preflight/fleet_planner.hpp"
+#include "fleet/logic/fleet_planner.hpp"
 
 using namespace preflight;
 

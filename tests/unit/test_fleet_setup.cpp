@@ -2,9 +2,9 @@
 // kinds, sizes, the topology file, the time budget; and the fleet's command-line parsing.
 #include <catch2/catch.hpp>
 
-#include "preflight/cli.hpp"
+#include "app/cli.hpp"
 #include "preflight/errors.hpp"
-#include "preflight/fleet_setup.hpp"
+#include "fleet/logic/fleet_setup.hpp"
 
 namespace preflight {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "preflight/fleet_planner.hpp"
+#include "fleet/logic/fleet_planner.hpp"
 
 using namespace preflight;
 

@@ -5,8 +5,8 @@
 
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
-#include "preflight/fleet_stats.hpp"
-#include "preflight/fleet_verdict.hpp"
+#include "fleet/logic/fleet_stats.hpp"
+#include "fleet/logic/fleet_verdict.hpp"
 
 using namespace preflight;
 using Json = nlohmann::ordered_json;

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "preflight/errors.hpp"
-#include "preflight/runner.hpp"
+#include "run/runner.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_gemm_engine.hpp"
 

@@ -9,11 +9,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "preflight/fleet_verdict.hpp"
-#include "preflight/prometheus.hpp"
-#include "preflight/report_documents.hpp"
-#include "preflight/report.hpp"
-#include "preflight/runner.hpp"
+#include "fleet/logic/fleet_verdict.hpp"
+#include "report/prometheus.hpp"
+#include "report/report_documents.hpp"
+#include "report/report.hpp"
+#include "run/runner.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 #include "support/fake_collective_engine.hpp"

@@ -14,7 +14,7 @@
 #include "gpu/nccl_version.hpp"
 #include "gpu/pci_address.hpp"
 #include "kernels/probe_kernel.hpp"
-#include "preflight/gpu_backend.hpp"
+#include "preflight/engine/gpu_backend.hpp"
 #include "support/scoped_env.hpp"
 
 using preflight::test::ScopedEnv;

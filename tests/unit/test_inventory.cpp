@@ -9,7 +9,7 @@
 
 #include "checks/inventory/inventory_faults.hpp"
 #include "checks/inventory/inventory_rules.hpp"
-#include "preflight/runner.hpp"
+#include "run/runner.hpp"
 #include "support/fake_backend.hpp"
 
 using namespace preflight;

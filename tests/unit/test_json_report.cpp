@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "preflight/catalogue.hpp"
-#include "preflight/report.hpp"
+#include "report/report.hpp"
 
 using namespace preflight;
 using Json = nlohmann::json;

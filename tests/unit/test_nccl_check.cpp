@@ -8,7 +8,7 @@
 #include <set>
 
 #include "checks/nccl/nccl_math.hpp"
-#include "preflight/runner.hpp"
+#include "run/runner.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_collective_engine.hpp"
 #include "support/scoped_env.hpp"

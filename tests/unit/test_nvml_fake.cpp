@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "checks/inventory/inventory_rules.hpp"
-#include "preflight/gpu_backend.hpp"
+#include "preflight/engine/gpu_backend.hpp"
 #include "preflight/thresholds.hpp"
 #include "support/scoped_env.hpp"
 

@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
-#include "preflight/burnin.hpp"
+#include "run/burnin.hpp"
 #include "preflight/catalogue.hpp"
-#include "preflight/prometheus.hpp"
+#include "report/prometheus.hpp"
 
 using namespace preflight;
 

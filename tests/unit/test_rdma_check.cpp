@@ -7,7 +7,7 @@
 
 #include "checks/rdma/rdma_check.hpp"
 #include "preflight/errors.hpp"
-#include "preflight/runner.hpp"
+#include "run/runner.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_rdma_engine.hpp"
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "preflight/errors.hpp"
-#include "preflight/report_documents.hpp"
+#include "report/report_documents.hpp"
 
 using namespace preflight;
 

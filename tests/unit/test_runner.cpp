@@ -5,8 +5,8 @@
 
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
-#include "preflight/runner.hpp"
-#include "preflight/supervisor.hpp"
+#include "run/runner.hpp"
+#include "run/supervisor.hpp"
 #include "support/fake_backend.hpp"
 
 using namespace preflight;

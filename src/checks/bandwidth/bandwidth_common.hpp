@@ -7,7 +7,8 @@
 
 #include "checks/bandwidth/bandwidth_math.hpp"
 #include "checks/common/call_bounded.hpp"
-#include "preflight/bandwidth_engine.hpp"
+#include "checks/common/entities.hpp"
+#include "preflight/engine/bandwidth_engine.hpp"
 #include "preflight/check.hpp"
 #include "preflight/faults.hpp"
 
@@ -31,10 +32,6 @@ struct MeasurementShape {
 MeasurementShape pcie_shape(Profile profile);
 MeasurementShape nvlink_shape(Profile profile);
 MeasurementShape hbm_copy_shape(Profile profile);
-
-std::string gpu_entity(int gpu_index);          // "gpu3"
-std::string pair_entity(int gpu_a, int gpu_b);  // "gpu0-gpu3", lower index first
-std::string format_gbps(double gbps);           // "53.7 GB/s"
 
 // The skip reason of a check that needs GPUs CUDA can use, when the node has none (they are
 // listed but CUDA sees none of them: inventory says why).

@@ -96,21 +96,6 @@ MeasurementShape hbm_copy_shape(Profile profile) {
   return {512 * kMiB, 8, 3};
 }
 
-std::string gpu_entity(int gpu_index) {
-  return "gpu" + std::to_string(gpu_index);
-}
-
-std::string pair_entity(int gpu_a, int gpu_b) {
-  return gpu_a < gpu_b ? gpu_entity(gpu_a) + "-" + gpu_entity(gpu_b)
-                       : gpu_entity(gpu_b) + "-" + gpu_entity(gpu_a);
-}
-
-std::string format_gbps(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f GB/s", value);
-  return text;
-}
-
 std::optional<std::string> no_cuda_gpu_reason(const CheckContext& ctx) {
   if (ctx.gpu == nullptr || ctx.gpu->bandwidth_engine() == nullptr) {
     return std::string("this binary has no copy engine (built without CUDA)");

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "preflight/bandwidth_engine.hpp"
-#include "preflight/gpu_backend.hpp"
-#include "preflight/memory_ranges.hpp"
-#include "preflight/stats.hpp"
+#include "preflight/engine/bandwidth_engine.hpp"
+#include "preflight/engine/gpu_backend.hpp"
+#include "model/memory_ranges.hpp"
+#include "model/stats.hpp"
 
 namespace preflight {
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "preflight/bounded_task.hpp"
+#include "run/bounded_task.hpp"
 #include "preflight/check.hpp"
 
 namespace preflight {

@@ -9,7 +9,7 @@
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
 #include "checks/gemm/gemm_options.hpp"
-#include "preflight/bounded_task.hpp"
+#include "run/bounded_task.hpp"
 
 namespace preflight {
 

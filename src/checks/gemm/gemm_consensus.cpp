@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "checks/common/entities.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "preflight/catalogue.hpp"
 
@@ -73,10 +74,6 @@ StragglerClass classify_straggler(double percent_slower, double warn_pct, double
 
 namespace {
 
-std::string entity_of(int gpu) {
-  return "gpu" + std::to_string(gpu);
-}
-
 std::string count_of(std::size_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -112,13 +109,13 @@ std::string describe_split(const ConsensusOutcome& result) {
   for (const auto& side : result.tied) {
     sizes += (sizes.empty() ? "" : "-") + std::to_string(side.size());
     std::string names;
-    for (int g : side) names += (names.empty() ? "" : ", ") + entity_of(g);
+    for (int g : side) names += (names.empty() ? "" : ", ") + gpu_entity(g);
     sides += (sides.empty() ? "" : " | ") + names;
   }
   std::string text = sizes + ": " + sides;
   if (!result.minority.empty()) {
     std::string others;
-    for (int g : result.minority) others += (others.empty() ? "" : ", ") + entity_of(g);
+    for (int g : result.minority) others += (others.empty() ? "" : ", ") + gpu_entity(g);
     text += " (" + others + " differing from both)";
   }
   return text;
@@ -184,7 +181,7 @@ void judge_consensus_group(const std::vector<const GemmGpuOutcome*>& members,
     if (it == tallies.end()) continue;
     const ConsensusTally& t = it->second;
     if (t.minority > 0) {
-      Finding f = make_finding("GEMM_CONSENSUS_MINORITY", entity_of(o->gpu_index),
+      Finding f = make_finding("GEMM_CONSENSUS_MINORITY", gpu_entity(o->gpu_index),
                                dt + ": disagrees with " + std::to_string(t.disagreeing_peers) +
                                    " other " + model_phrase(head.model) + "GPUs in " +
                                    std::to_string(t.minority) + compared_text + "; first " +
@@ -194,7 +191,7 @@ void judge_consensus_group(const std::vector<const GemmGpuOutcome*>& members,
       out.push_back({o->gpu_index, o->dtype, std::move(f)});
     }
     if (t.tied > 0) {
-      Finding f = make_finding("GEMM_CONSENSUS_TIE", entity_of(o->gpu_index),
+      Finding f = make_finding("GEMM_CONSENSUS_TIE", gpu_entity(o->gpu_index),
                                dt + ": products split " + t.split +
                                    "; no majority to tell which is wrong (" +
                                    std::to_string(t.tied) + compared_text + "; first " +

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "preflight/faults.hpp"
-#include "preflight/gemm_engine.hpp"
+#include "preflight/engine/gemm_engine.hpp"
 
 namespace preflight {
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "checks/common/entities.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
 #include "preflight/catalogue.hpp"
@@ -15,10 +16,6 @@
 namespace preflight {
 
 namespace {
-
-std::string entity_of(int gpu) {
-  return "gpu" + std::to_string(gpu);
-}
 
 std::string fmt(const char* format, double value) {
   char buf[64];
@@ -74,7 +71,7 @@ void mark_if_injected(Finding& f, bool all_injected) {
 }
 
 void judge_run_status(const GemmGpuOutcome& o, const std::string& dt, FindingSink& sink) {
-  const std::string gpu = entity_of(o.gpu_index);
+  const std::string gpu = gpu_entity(o.gpu_index);
   if (!o.run) {
     sink.add(
         o.gpu_index, o.dtype,
@@ -113,7 +110,7 @@ void judge_nan_inf(const GemmGpuOutcome& o, const std::string& dt, FindingSink& 
   }
   if (first == nullptr) return;
   Finding f = make_finding(
-      "GEMM_NAN_INF", entity_of(o.gpu_index),
+      "GEMM_NAN_INF", gpu_entity(o.gpu_index),
       dt + ": " + std::to_string(bad) + " of " + std::to_string(products.size()) +
           " products had NaN or Inf outputs from finite inputs; first " +
           product_name(first->round, first->repeat) + " (" +
@@ -140,7 +137,7 @@ void judge_checksum(const GemmGpuOutcome& o, const std::string& dt, FindingSink&
   if (first == nullptr) return;
   // %.17g: the sums are exact for the check's inputs, and a flipped low bit must show.
   Finding f = make_finding(
-      "GEMM_CHECKSUM_MISMATCH", entity_of(o.gpu_index),
+      "GEMM_CHECKSUM_MISMATCH", gpu_entity(o.gpu_index),
       dt + ": " + std::to_string(bad) + " of " + std::to_string(products.size()) +
           " products failed the column-sum check; first " +
           product_name(first->round, first->repeat) + ": column " +
@@ -210,7 +207,7 @@ void judge_repeatability(const GemmGpuOutcome& o, const std::string& dt, Finding
                (tied_rounds == 1 ? " split evenly, so all its products count"
                                  : " split evenly, so all their products count");
   }
-  Finding f = make_finding("GEMM_NOT_REPEATABLE", entity_of(o.gpu_index), message);
+  Finding f = make_finding("GEMM_NOT_REPEATABLE", gpu_entity(o.gpu_index), message);
   f.measured(static_cast<double>(count), "products");
   mark_if_injected(f, all_injected);
   sink.add(o.gpu_index, o.dtype, std::move(f));
@@ -239,7 +236,7 @@ std::string tflops_text(double value) {
 void add_gpu_metrics(const SpeedRow& row, const TelemetrySummary& tel, Metrics& metrics) {
   const GemmGpuOutcome& o = *row.outcome;
   const GemmGpuRun& run = *o.run;
-  const std::string prefix = entity_of(o.gpu_index) + "." + std::string(to_string(o.dtype)) + ".";
+  const std::string prefix = gpu_entity(o.gpu_index) + "." + std::string(to_string(o.dtype)) + ".";
   double product_ms = 0.0;
   double verify_ms = 0.0;
   for (const GemmProductRecord& p : run.products) {
@@ -290,8 +287,8 @@ void judge_peak(const SpeedRow& row, const Thresholds& thresholds, FindingSink& 
                               thresholds.sku_name() + " peak of " + fmt("%.0f", peak) +
                               " TFLOP/s (" + tflops_text(limit) + "); " + row.telemetry;
   // Codes are written as literals so the catalogue test can see each one emitted.
-  Finding f = low ? make_finding("GEMM_TFLOPS_LOW", entity_of(o.gpu_index), message)
-                  : make_finding("GEMM_TFLOPS_MARGINAL", entity_of(o.gpu_index), message);
+  Finding f = low ? make_finding("GEMM_TFLOPS_LOW", gpu_entity(o.gpu_index), message)
+                  : make_finding("GEMM_TFLOPS_MARGINAL", gpu_entity(o.gpu_index), message);
   f.measured(row.stats.median, "TFLOP/s", limit);
   mark_if_injected(f, all_products_injected(*o.run));
   sink.add(o.gpu_index, o.dtype, std::move(f));
@@ -331,8 +328,8 @@ void judge_stragglers(const std::vector<SpeedRow>& rows, const Thresholds& thres
                                   "GPUs (" + tflops_text(r->stats.median) + " vs " +
                                   tflops_text(node_median) + " TFLOP/s); " + r->telemetry;
       Finding f = cls == StragglerClass::fail
-                      ? make_finding("GEMM_STRAGGLER_SEVERE", entity_of(o.gpu_index), message)
-                      : make_finding("GEMM_STRAGGLER", entity_of(o.gpu_index), message);
+                      ? make_finding("GEMM_STRAGGLER_SEVERE", gpu_entity(o.gpu_index), message)
+                      : make_finding("GEMM_STRAGGLER", gpu_entity(o.gpu_index), message);
       f.measured(pct, "%", cls == StragglerClass::fail ? fail_pct : warn_pct);
       mark_if_injected(f, all_products_injected(*o.run));
       sink.add(o.gpu_index, o.dtype, std::move(f));
@@ -400,7 +397,7 @@ std::string summarize_dtype(GemmDtype dtype, const std::vector<GemmGpuOutcome>& 
     text += "min " + tflops_text(slowest->stats.min) + ", max " + tflops_text(slowest->stats.max);
   } else {
     text +=
-        "min " + tflops_text(slowest->stats.median) + " " + entity_of(slowest->outcome->gpu_index);
+        "min " + tflops_text(slowest->stats.median) + " " + gpu_entity(slowest->outcome->gpu_index);
   }
   text += "), " + std::to_string(products) + " products verified";
   // Parentheses, not "; ": the dtypes' lines are joined with "; ".
@@ -421,7 +418,7 @@ GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thre
       // The reason comes from the check; the dtype prefix is added unless it already leads.
       const bool has_prefix = o.not_tested.rfind(dt, 0) == 0;
       sink.add(o.gpu_index, o.dtype,
-               make_finding("GEMM_GPU_NOT_TESTED", entity_of(o.gpu_index),
+               make_finding("GEMM_GPU_NOT_TESTED", gpu_entity(o.gpu_index),
                             has_prefix ? o.not_tested : dt + ": " + o.not_tested));
       continue;
     }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "checks/gemm/gemm_options.hpp"
-#include "preflight/gemm_engine.hpp"
+#include "preflight/engine/gemm_engine.hpp"
 #include "preflight/thresholds.hpp"
 #include "preflight/verdict.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "preflight/check.hpp"
-#include "preflight/gemm_engine.hpp"
+#include "preflight/engine/gemm_engine.hpp"
 
 namespace preflight {
 

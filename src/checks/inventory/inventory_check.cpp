@@ -9,7 +9,7 @@
 #include "checks/inventory/inventory_faults.hpp"
 #include "checks/inventory/inventory_rules.hpp"
 #include "checks/inventory/pci_scan.hpp"
-#include "preflight/bounded_task.hpp"
+#include "run/bounded_task.hpp"
 
 namespace preflight {
 

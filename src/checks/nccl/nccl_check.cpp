@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <utility>
 
-#include "checks/bandwidth/bandwidth_common.hpp"  // gpu_entity, pair_entity, format_gbps
+#include "checks/common/entities.hpp"
 #include "checks/common/call_bounded.hpp"
 #include "checks/nccl/nccl_math.hpp"
 #include "preflight/catalogue.hpp"
-#include "preflight/collective_engine.hpp"
+#include "preflight/engine/collective_engine.hpp"
 
 namespace preflight {
 

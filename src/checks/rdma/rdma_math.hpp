@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "preflight/gpu_backend.hpp"
-#include "preflight/rdma_engine.hpp"
+#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/rdma_engine.hpp"
 
 namespace preflight {
 

@@ -1,0 +1,148 @@
+#pragma once
+// The boundary between the host-only core and the code that talks to the driver (NVML loaded
+// with dlopen, the CUDA runtime, kernels). Plain structs only: no CUDA or NVML types leak out,
+// so checks and their tests build without the toolkit, and tests can hand checks readings of
+// their own.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "preflight/engine/bandwidth_engine.hpp"
+#include "preflight/engine/collective_engine.hpp"
+#include "preflight/engine/gemm_engine.hpp"
+#include "preflight/engine/rdma_engine.hpp"
+
+namespace preflight {
+
+// Readings of one GPU. std::nullopt means "not read": the query is not supported on this GPU
+// (e.g. row remapping before Ampere) or failed; failures other than "not supported" are listed
+// in read_errors so they surface as findings instead of silently passing.
+struct GpuReading {
+  // Identity (filled by discover()).
+  int index = 0;          // NVML index, as nvidia-smi numbers GPUs
+  int cuda_ordinal = -1;  // CUDA device ordinal, -1 when CUDA does not see this GPU
+  std::string name;
+  std::string uuid;
+  std::string pci_bus_id;  // "00000000:1B:00.0"
+  std::string serial;
+  std::uint16_t pci_device_id = 0;  // e.g. 0x2330
+  std::uint64_t memory_total_bytes = 0;
+
+  // Configuration and health (filled by read_health()).
+  std::optional<bool> mig_enabled;
+  std::optional<bool> ecc_enabled;
+  std::optional<bool> persistence_enabled;
+  std::optional<std::uint64_t> ecc_uncorrected_volatile;
+  std::optional<std::uint64_t> ecc_uncorrected_aggregate;
+  std::optional<std::uint64_t> ecc_corrected_volatile;
+  std::optional<bool> retired_pages_pending;
+  std::optional<bool> row_remap_pending;
+  std::optional<bool> row_remap_failed;
+  std::optional<std::uint64_t> clock_event_reasons;  // NVML clocks-event reason bit mask
+  std::optional<int> temperature_c;
+  std::optional<int> pcie_gen_current;
+  std::optional<int> pcie_gen_max_link;  // the most this GPU and its slot can do together
+  std::optional<int> pcie_gen_max_gpu;   // the most the GPU itself can do
+  std::optional<int> pcie_width_current;
+  std::optional<int> pcie_width_max;
+  std::optional<int> nvlink_active;     // links reported active
+  std::optional<int> nvlink_supported;  // links NVML can query on this GPU
+  // NVLink topology: for each active link that ends at another GPU, that GPU's PCI bus id
+  // (normalized like pci_bus_id; one entry per link, so a pair joined by 6 links appears 6
+  // times), and how many active links end at an NVSwitch. Empty / nullopt when not read.
+  std::vector<std::string> nvlink_peer_bus_ids;
+  std::optional<int> nvlink_switch_links;
+  std::optional<int> foreign_processes;             // compute processes other than this one
+  std::optional<std::uint64_t> foreign_memory_mib;  // GPU memory they hold
+  std::vector<std::string> read_errors;             // "nvmlDeviceGetEccMode: Unknown Error"
+
+  // Responsiveness probe (filled by probe()): a kernel writes a pattern that is copied back and
+  // verified, bounded by a deadline.
+  std::optional<bool> responsive;
+  std::string probe_error;  // CUDA error or "did not complete within N s"
+  double probe_ms = 0.0;
+};
+
+// NVML clocks-event reason bits (nvml.h, nvmlClocksEventReason*), repeated here so the core does
+// not need nvml.h.
+namespace clock_event {
+inline constexpr std::uint64_t kGpuIdle = 0x1;
+inline constexpr std::uint64_t kApplicationsClocksSetting = 0x2;
+inline constexpr std::uint64_t kSwPowerCap = 0x4;
+inline constexpr std::uint64_t kHwSlowdown = 0x8;
+inline constexpr std::uint64_t kSyncBoost = 0x10;
+inline constexpr std::uint64_t kSwThermalSlowdown = 0x20;
+inline constexpr std::uint64_t kHwThermalSlowdown = 0x40;
+inline constexpr std::uint64_t kHwPowerBrakeSlowdown = 0x80;
+inline constexpr std::uint64_t kDisplayClockSetting = 0x100;
+}  // namespace clock_event
+
+struct NodeReading {
+  bool nvml_loaded = false;
+  std::string nvml_error;        // why NVML is unusable: dlopen message, nvmlInit error
+  std::string driver_version;    // "580.65.06"
+  int cuda_driver_version = 0;   // 13000 for 13.0; 0 when unknown
+  int cuda_runtime_version = 0;  // the runtime this binary was built with
+  std::string cuda_error;  // e.g. "CUDA driver version is insufficient for CUDA runtime version"
+  int cuda_device_count = 0;
+  std::string nccl_version;      // "2.28.3" or empty when libnccl.so.2 cannot be loaded
+  std::vector<GpuReading> gpus;  // ordered by NVML index; CUDA-only GPUs when NVML is absent
+  // NVIDIA GPUs on the PCI bus (sysfs), filled by the inventory check; nullopt when unknown or
+  // not comparable (inside a container that exposes only some GPUs).
+  std::optional<int> pci_gpu_count;
+};
+
+// The GPU whose model sets the node's thresholds: the first one whose identity could be read
+// (a GPU lost to the driver has no name or device id and must not turn the node "unknown").
+// nullptr when the node has no such GPU.
+inline const GpuReading* representative_gpu(const NodeReading& node) {
+  for (const auto& g : node.gpus) {
+    if (g.pci_device_id != 0 || !g.name.empty()) return &g;
+  }
+  return nullptr;
+}
+
+// The distinct model names of the GPUs whose name could be read, in sorted order.
+std::vector<std::string> gpu_models(const NodeReading& node);
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Implemented by the CUDA/NVML backend (src/gpu) and by test doubles. Calls may block inside
+// the driver; callers run them under the runner's watchdog, and implementations poll
+// asynchronous work against the deadline they are given.
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+  // Driver/runtime versions and the list of GPUs with their identity. Never throws for a
+  // missing driver: that is reported in nvml_error / cuda_error with an empty gpus list.
+  virtual NodeReading discover() = 0;
+  // Configuration and health readings of every GPU in node.gpus. Call before probe(): it lists
+  // the other processes on each GPU before this process creates a CUDA context there.
+  virtual void read_health(NodeReading& node) = 0;
+  // Runs the responsiveness probe on one GPU, giving up at the deadline.
+  virtual void probe(GpuReading& gpu, SteadyClock::time_point deadline) = 0;
+  // One NVML sample of clocks, temperature, power and clock-event reasons (t_s left 0);
+  // nullopt when NVML is not usable. Cheap; safe to call from several threads.
+  virtual std::optional<GpuTelemetry> telemetry(const GpuReading& gpu) {
+    (void)gpu;
+    return std::nullopt;
+  }
+  // The cuBLAS product engine (gemm check); nullptr when this binary has none.
+  virtual GemmEngine* gemm_engine() { return nullptr; }
+  // The copy and memory-pattern engine (pcie, nvlink, hbm checks); nullptr when none.
+  virtual BandwidthEngine* bandwidth_engine() { return nullptr; }
+  // The RDMA engine (rdma check): libibverbs where built with it; nullptr when none.
+  virtual RdmaEngine* rdma_engine() { return nullptr; }
+  // The NCCL collective engine (nccl check, fleet NCCL transport); nullptr when none.
+  virtual CollectiveEngine* collective_engine() { return nullptr; }
+};
+
+// The backend this binary was built with: NVML + CUDA when built with PREFLIGHT_WITH_CUDA,
+// otherwise one that reports "built without CUDA support". The NVML library name can be
+// overridden with PREFLIGHT_NVML_LIBRARY (default libnvidia-ml.so.1).
+std::unique_ptr<GpuBackend> make_system_gpu_backend();
+
+}  // namespace preflight

@@ -1,0 +1,288 @@
+#include "app/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "model/build_info.hpp"
+#include "run/burnin.hpp"
+#include "preflight/errors.hpp"
+
+namespace preflight {
+
+std::string version_string() {
+  return std::string(build::kVersion) + " (git " + build::kGitRevision + ")";
+}
+
+namespace {
+
+constexpr int kMaxTimeout = 7 * 24 * 3600;
+
+void add_run_options(CLI::App& run, RunArgs& args, std::string& profile, std::string& duration) {
+  run.add_option("--profile", profile,
+                 "quick (default): seconds, for prologs and CI gates; standard: minutes; "
+                 "burnin: long stress runs")
+      ->check(CLI::IsMember({"quick", "standard", "burnin"}));
+  run.add_option("--checks", args.checks,
+                 "comma-separated checks to run instead of the profile's (see 'preflight list'); "
+                 "inventory always runs")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  run.add_option("--json", args.json_path,
+                 "write the verdict JSON to PATH atomically; '-' writes it to stdout and the "
+                 "table to stderr");
+  run.add_option("--timeout", args.timeout_s,
+                 "deadline in seconds for the whole run (default: the checks' budgets + 30 s); "
+                 "a check still running then fails with CHECK_TIMEOUT")
+      ->check(CLI::Range(1, kMaxTimeout));
+  run.add_option("--expect-gpus", args.expect_gpus,
+                 "number of GPUs the node must have (default: at least one); 0 accepts a node "
+                 "without GPUs and skips the GPU checks")
+      ->check(CLI::Range(0, 1024));
+  run.add_option("--thresholds", args.thresholds_path,
+                 "JSON file overriding any subset of the thresholds (docs/thresholds.md)");
+  run.add_flag("--strict", args.strict, "treat warnings as unhealthy (exit 1)");
+  run.add_option("--inject-fault", args.inject_faults,
+                 "KIND[:VALUE]@TARGET, repeatable: simulate a fault to test detection and "
+                 "alerting (kinds: 'preflight list'); the verdict says it was injected")
+      ->allow_extra_args(false);
+  run.add_flag("--no-color{false}", args.colour, "no colours in the table");
+  run.add_option("--prom", args.prom_path,
+                 "also write the verdict as Prometheus metrics to PATH atomically, for "
+                 "node_exporter's textfile collector (docs/prometheus.md)");
+  run.add_option("--repeat", args.repeat,
+                 "burn-in: run the checks N times (passes); the verdict keeps every pass and "
+                 "says which first failed; --timeout then bounds each pass")
+      ->check(CLI::Range(1, kMaxRepeat))
+      ->group("Burn-in");
+  run.add_option("--duration", duration,
+                 "burn-in: start new passes until this much time has passed (90, 45m, 2h, 1d); "
+                 "the pass under way finishes")
+      ->group("Burn-in");
+  run.add_flag("--stop-on-fail", args.stop_on_fail, "burn-in: stop after the first unhealthy pass")
+      ->group("Burn-in");
+}
+
+void add_fleet_options(CLI::App& fleet, FleetArgs& args, std::string& profile) {
+  fleet
+      .add_option("--transport", args.transport,
+                  "nccl (default): the all-gathers run on the GPUs through NCCL; host: on the "
+                  "CPUs through MPI (machines without GPUs, tests)")
+      ->check(CLI::IsMember({"nccl", "host"}));
+  fleet.add_option("--local-profile", profile, "profile of each node's local checks (quick)")
+      ->check(CLI::IsMember({"quick", "standard", "burnin"}));
+  fleet.add_option("--checks", args.checks, "local checks instead of the profile's")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  fleet.add_option("--expect-gpus", args.expect_gpus, "GPUs every node must have, as for 'run'")
+      ->check(CLI::Range(0, 1024));
+  fleet.add_option("--thresholds", args.thresholds_path, "thresholds file, as for 'run'");
+  fleet.add_option("--json", args.json_path,
+                   "rank 0 writes the fleet verdict (preflight.fleet/1) to PATH atomically; "
+                   "'-': stdout");
+  fleet.add_option("--local-json", args.local_json_dir,
+                   "every node also writes its own verdict to DIR/<host>-rank<R>.json");
+  fleet
+      .add_option("--timeout", args.timeout_s,
+                  "deadline in seconds for the whole fleet run (default: local checks + the "
+                  "round bound x the group timeout + margins)")
+      ->check(CLI::Range(10, kMaxTimeout));
+  fleet
+      .add_option("--local-timeout", args.local_timeout_s,
+                  "deadline in seconds for each node's local checks (default: the local "
+                  "profile's)")
+      ->check(CLI::Range(1, kMaxTimeout));
+  fleet
+      .add_option("--group-timeout", args.group_timeout_s,
+                  "seconds a group's all-gathers may take before the group is a timeout and "
+                  "its communicator is aborted (default: sized so all rounds fit the timeout)")
+      ->check(CLI::Range(0.5, 3600.0));
+  fleet
+      .add_option("--group-size", args.group_size,
+                  "nodes per group (2; an odd leftover joins "
+                  "a group of 3)")
+      ->check(CLI::Range(2, 64));
+  fleet.add_option("--topology", args.topology_path,
+                   "file of 'HOST SWITCH' lines: groups of the first round cross switches");
+  fleet.add_option("--sizes", args.sizes,
+                   "all-gather bytes per rank, comma-separated with K/M/G suffixes (default: "
+                   "nccl 1M,64M; host 64K,1M)");
+  fleet
+      .add_option("--slow-factor", args.slow_factor,
+                  "a group below this fraction of the median bus bandwidth of comparable "
+                  "groups is slow (0.8)")
+      ->check(CLI::Range(0.05, 1.0));
+  fleet
+      .add_option("--min-busbw", args.min_busbw_gbps,
+                  "a group below this bus bandwidth in GB/s is slow (default 0: no absolute "
+                  "floor)")
+      ->check(CLI::Range(0.0, 1e6));
+  fleet
+      .add_option("--inject-fault", args.inject_faults,
+                  "KIND[:VALUE]@node=R, repeatable: allgather-corrupt, allgather-hang, "
+                  "allgather-slow:FACTOR, local-fail (docs/fleet.md)")
+      ->allow_extra_args(false);
+  fleet.add_flag("--no-color{false}", args.colour, "no colours in the table");
+}
+
+}  // namespace
+
+Invocation parse_command_line(int argc, const char* const* argv,
+                              const std::vector<CheckOptionSpec>& check_options) {
+  Invocation inv;
+  CLI::App app{
+      "preflight: checks a GPU node before it is trusted with a large training job.\n"
+      "Exit codes: 0 healthy, 1 unhealthy, 2 invalid invocation, 3 internal error.",
+      "preflight"};
+  app.set_version_flag("--version", "preflight " + version_string());
+  app.require_subcommand(1);
+
+  std::string profile = "quick";
+  std::string duration;
+  CLI::App* run = app.add_subcommand(
+      "run", "Diagnose this node: run the profile's checks, print a table, write the verdict");
+  add_run_options(*run, inv.run, profile, duration);
+  // Options of the checks, as text; each check validates its own (plan_checks).
+  std::vector<std::string> check_values(check_options.size());
+  for (std::size_t i = 0; i < check_options.size(); ++i) {
+    const CheckOptionSpec& spec = check_options[i];
+    run->add_option(spec.flag, check_values[i], spec.description)
+        ->type_name(spec.value_name)
+        ->group("Check options");
+  }
+
+  std::string local_profile = "quick";
+  CLI::App* fleet = app.add_subcommand(
+      "fleet",
+      "Vet many nodes at once: launched with one process per node (srun --mpi=pmix, mpirun); "
+      "local checks, then grouped all-gather rounds that localize faulty nodes, links and "
+      "stragglers");
+  add_fleet_options(*fleet, inv.fleet, local_profile);
+  std::vector<std::string> fleet_check_values(check_options.size());
+  for (std::size_t i = 0; i < check_options.size(); ++i) {
+    const CheckOptionSpec& spec = check_options[i];
+    fleet->add_option(spec.flag, fleet_check_values[i], spec.description)
+        ->type_name(spec.value_name)
+        ->group("Check options (local checks)");
+  }
+
+  CLI::App* list =
+      app.add_subcommand("list", "List every check, profile and fault kind with time budgets");
+  list->add_flag("--json", inv.list_json, "print the list as JSON");
+
+  CLI::App* thresholds = app.add_subcommand(
+      "thresholds", "Print the effective thresholds for this node's GPUs as JSON");
+  thresholds->add_option("--sku", inv.thresholds.sku,
+                         "show the thresholds of this SKU (id or name, see docs/thresholds.md) "
+                         "instead of the detected one");
+  thresholds->add_option("--thresholds", inv.thresholds.thresholds_path,
+                         "apply this thresholds file on top, as 'run' would");
+
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Render saved node and fleet verdicts: one self-contained HTML page, or key/value lines "
+      "for scripts");
+  report
+      ->add_option("FILE", inv.report.files,
+                   "verdict files (preflight.verdict/1 or "
+                   "preflight.fleet/1); '-' reads stdin")
+      ->required();
+  report->add_option("--output,-o", inv.report.output,
+                     "write to PATH atomically instead of stdout");
+  report
+      ->add_option("--format", inv.report.format,
+                   "html (default): one page with a summary, bandwidth heat maps, TFLOP/s bars, "
+                   "fleet rounds and findings; tsv: key<TAB>value lines per file (docs/report.md)")
+      ->check(CLI::IsMember({"html", "tsv"}));
+
+  const auto fail = [&inv](const std::string& what) {
+    inv.command = Command::message;
+    inv.message = "preflight: " + what + " (see 'preflight --help')";
+    inv.exit_code = 2;
+    return inv;
+  };
+  // CLI11 would only say "a subcommand is required" for a misspelt one.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    if (first != "run" && first != "list" && first != "thresholds" && first != "fleet" &&
+        first != "report") {
+      return fail("unknown command '" + first + "' (known: run, fleet, list, thresholds, report)");
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    inv.command = Command::message;
+    // Help for the subcommand the user asked about, if any.
+    const CLI::App* target = &app;
+    for (const CLI::App* sub : {run, fleet, list, thresholds, report}) {
+      if (sub->parsed()) target = sub;
+    }
+    // Top-level help shows every subcommand's options, so `preflight --help` is complete.
+    inv.message = target == &app ? app.help("", CLI::AppFormatMode::All) : target->help();
+    inv.exit_code = 0;
+    return inv;
+  } catch (const CLI::CallForVersion& e) {
+    inv.command = Command::message;
+    inv.message = e.what();
+    if (inv.message.empty() || inv.message.back() != '\n') inv.message += '\n';
+    inv.exit_code = 0;
+    return inv;
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    for (auto& c : what) {
+      if (c == '\n') c = ' ';
+    }
+    return fail(what);
+  }
+
+  if (run->parsed()) {
+    // An empty path (say, from an unset variable in a prolog) would silently lose the verdict.
+    if (run->count("--json") > 0 && inv.run.json_path.empty()) {
+      return fail("--json: empty path");
+    }
+    if (run->count("--prom") > 0 && inv.run.prom_path.empty()) return fail("--prom: empty path");
+    if (run->count("--duration") > 0) {
+      try {
+        inv.run.duration_s = parse_duration(duration, "--duration");
+      } catch (const InvalidInput& e) {
+        return fail(e.what());
+      }
+    }
+    if (inv.run.stop_on_fail && !inv.run.repeat && !inv.run.duration_s) {
+      return fail("--stop-on-fail: only with --repeat or --duration");
+    }
+    for (std::size_t i = 0; i < check_options.size(); ++i) {
+      if (run->count(check_options[i].flag) == 0) continue;
+      if (check_values[i].empty()) return fail(check_options[i].flag + ": empty value");
+      inv.run.check_options.set(check_options[i].flag, check_values[i]);
+    }
+    inv.command = Command::run;
+    inv.run.profile = parse_profile(profile).value_or(Profile::quick);
+  } else if (fleet->parsed()) {
+    if (fleet->count("--json") > 0 && inv.fleet.json_path.empty()) {
+      return fail("--json: empty path");
+    }
+    if (fleet->count("--local-json") > 0 && inv.fleet.local_json_dir.empty()) {
+      return fail("--local-json: empty path");
+    }
+    for (std::size_t i = 0; i < check_options.size(); ++i) {
+      if (fleet->count(check_options[i].flag) == 0) continue;
+      if (fleet_check_values[i].empty()) return fail(check_options[i].flag + ": empty value");
+      inv.fleet.check_options.set(check_options[i].flag, fleet_check_values[i]);
+    }
+    inv.command = Command::fleet;
+    inv.fleet.local_profile = parse_profile(local_profile).value_or(Profile::quick);
+  } else if (list->parsed()) {
+    inv.command = Command::list;
+  } else if (report->parsed()) {
+    if (report->count("--output") > 0 && inv.report.output.empty()) {
+      return fail("--output: empty path");
+    }
+    inv.command = Command::report;
+  } else {
+    inv.command = Command::thresholds;
+  }
+  return inv;
+}
+
+}  // namespace preflight

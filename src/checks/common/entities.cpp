@@ -1,0 +1,22 @@
+#include "checks/common/entities.hpp"
+
+#include <cstdio>
+
+namespace preflight {
+
+std::string gpu_entity(int gpu_index) {
+  return "gpu" + std::to_string(gpu_index);
+}
+
+std::string pair_entity(int gpu_a, int gpu_b) {
+  return gpu_a < gpu_b ? gpu_entity(gpu_a) + "-" + gpu_entity(gpu_b)
+                       : gpu_entity(gpu_b) + "-" + gpu_entity(gpu_a);
+}
+
+std::string format_gbps(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB/s", value);
+  return text;
+}
+
+}  // namespace preflight

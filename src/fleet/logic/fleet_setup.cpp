@@ -1,0 +1,195 @@
+#include "fleet/logic/fleet_setup.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <sstream>
+
+#include "preflight/errors.hpp"
+
+namespace preflight {
+
+namespace {
+
+FaultKindSpec node_kind(std::string kind, FaultValue value, std::string description) {
+  FaultKindSpec k;
+  k.kind = std::move(kind);
+  k.targets = {TargetType::node};
+  k.value = value;
+  if (value == FaultValue::number) {
+    k.min_value = 0.05;
+    k.max_value = 0.99;
+  }
+  k.description = std::move(description);
+  return k;
+}
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r");
+  return s.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+std::vector<FaultKindSpec> fleet_fault_kinds() {
+  return {
+      node_kind("allgather-corrupt", FaultValue::none,
+                "the node's contribution to its group's all-gathers is changed before sending"),
+      node_kind("allgather-hang", FaultValue::none,
+                "the node never takes part in its group's all-gathers (the group times out)"),
+      node_kind("allgather-slow", FaultValue::number,
+                "the node idles after each all-gather iteration, so its groups run at FACTOR "
+                "of their speed"),
+      node_kind("local-fail", FaultValue::none,
+                "the node's local checks report a failure, so it is kept out of the rounds"),
+  };
+}
+
+std::vector<InjectedFault> parse_fleet_faults(const std::vector<std::string>& specs,
+                                              int world_size) {
+  std::vector<InjectedFault> out;
+  const auto kinds = fleet_fault_kinds();
+  for (const auto& spec : specs) {
+    InjectedFault f = parse_fault(spec, kinds);
+    if (f.from_pass != 1) {
+      throw InvalidInput("--inject-fault '" + spec +
+                         "': from-pass applies to repeated runs of 'preflight run', not to fleet");
+    }
+    if (f.target.index < 0 || f.target.index >= world_size) {
+      throw InvalidInput("--inject-fault '" + spec + "': node " + std::to_string(f.target.index) +
+                         " is not in this fleet of " + std::to_string(world_size) + " ranks (0.." +
+                         std::to_string(world_size - 1) + ")");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+NodeFaults faults_for_rank(const std::vector<InjectedFault>& faults, int rank) {
+  NodeFaults out;
+  for (const auto& f : faults) {
+    if (f.target.index != rank) continue;
+    out.specs.push_back(f.spec);
+    if (f.kind == "allgather-corrupt") out.corrupt = true;
+    if (f.kind == "allgather-hang") out.hang = true;
+    if (f.kind == "allgather-slow") out.slow_factor = std::min(out.slow_factor, *f.number);
+    if (f.kind == "local-fail") out.local_fail = true;
+  }
+  return out;
+}
+
+std::vector<std::size_t> parse_fleet_sizes(const std::string& text) {
+  std::vector<std::size_t> out;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    const std::string t = trim(item);
+    const auto bad = [&](const std::string& why) {
+      return InvalidInput("--sizes: '" + t + "' " + why);
+    };
+    if (t.empty()) throw InvalidInput("--sizes: empty item in '" + text + "'");
+    std::size_t digits = 0;
+    while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
+    if (digits == 0 || digits > 12) throw bad("is not a size such as 64K, 1M or 1048576");
+    double value = std::stod(t.substr(0, digits));
+    const std::string unit = t.substr(digits);
+    if (unit == "K" || unit == "k") {
+      value *= 1024.0;
+    } else if (unit == "M" || unit == "m") {
+      value *= 1024.0 * 1024.0;
+    } else if (unit == "G" || unit == "g") {
+      value *= 1024.0 * 1024.0 * 1024.0;
+    } else if (!unit.empty()) {
+      throw bad("has an unknown unit (use K, M or G)");
+    }
+    if (value < 8 || value > 4.0 * 1024 * 1024 * 1024) throw bad("is outside 8 bytes .. 4G");
+    const auto bytes = static_cast<std::size_t>(value);
+    if (bytes % 8 != 0) throw bad("is not a multiple of 8 bytes");
+    out.push_back(bytes);
+  }
+  if (out.empty()) throw InvalidInput("--sizes: no size given");
+  if (out.size() > 8) throw InvalidInput("--sizes: at most 8 sizes");
+  return out;
+}
+
+std::map<std::string, std::string> parse_topology(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::stringstream stream(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(stream, line)) {
+    ++number;
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::stringstream words(line);
+    std::string host;
+    std::string sw;
+    std::string extra;
+    if (!(words >> host)) continue;
+    if (!(words >> sw) || (words >> extra)) {
+      throw InvalidInput("--topology: line " + std::to_string(number) +
+                         ": expected 'HOST SWITCH', got '" + trim(line) + "'");
+    }
+    const auto [it, inserted] = out.emplace(host, sw);
+    if (!inserted && it->second != sw) {
+      throw InvalidInput("--topology: line " + std::to_string(number) + ": host '" + host +
+                         "' is already on switch '" + it->second + "'");
+    }
+  }
+  if (out.empty()) throw InvalidInput("--topology: the file names no host");
+  return out;
+}
+
+std::vector<std::string> switches_of(const std::vector<std::string>& hosts,
+                                     const std::map<std::string, std::string>& topology) {
+  std::vector<std::string> out;
+  for (const auto& host : hosts) {
+    const auto it = topology.find(host);
+    // A switch of its own: an unknown host is never taken to share a switch with another.
+    out.push_back(it != topology.end() ? it->second : "(unlisted) " + host);
+  }
+  return out;
+}
+
+FleetTiming plan_fleet_timing(double local_s, int round_bound, std::optional<double> timeout_s,
+                              std::optional<double> group_timeout_s, double default_group_s) {
+  FleetTiming t;
+  t.round_bound = std::max(round_bound, 1);
+  t.local_s = local_s;
+  // Local results may reach rank 0 a little after the local deadline.
+  t.local_collect_s = local_s + 5.0;
+  t.verdict_margin_s = 5.0;
+  const auto slack = [](double group) { return 2.0 + 0.1 * group; };
+  if (group_timeout_s) {
+    t.group_s = *group_timeout_s;
+  } else if (timeout_s) {
+    // Sized so that every round fits: (timeout - local - margin) / bound = group + slack.
+    const double per_round = (*timeout_s - t.local_collect_s - t.verdict_margin_s) / t.round_bound;
+    t.group_s = std::floor((per_round - 2.0) / 1.1 * 10.0) / 10.0;
+  } else {
+    t.group_s = default_group_s;
+  }
+  t.report_slack_s = slack(t.group_s);
+  const double needed =
+      t.local_collect_s + t.round_bound * (t.group_s + t.report_slack_s) + t.verdict_margin_s;
+  if (timeout_s) {
+    t.total_s = *timeout_s;
+    if (t.group_s < 0.5 ||
+        *timeout_s < t.local_collect_s + t.group_s + t.report_slack_s + t.verdict_margin_s) {
+      std::ostringstream why;
+      why << "--timeout " << *timeout_s << " s cannot hold the local checks (" << local_s
+          << " s) and a round of all-gathers; give at least "
+          << std::ceil(t.local_collect_s + std::max(t.group_s, 0.5) + slack(0.5) +
+                       t.verdict_margin_s)
+          << " s, or " << std::ceil(needed) << " s for all " << t.round_bound << " rounds";
+      throw InvalidInput(why.str());
+    }
+  } else {
+    t.total_s = std::ceil(needed);
+  }
+  return t;
+}
+
+}  // namespace preflight

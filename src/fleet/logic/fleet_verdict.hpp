@@ -1,0 +1,133 @@
+#pragma once
+// The fleet verdict (`preflight fleet`, schema preflight.fleet/1, docs/fleet-verdict.md): what
+// every node's own checks said, condensed; what the network rounds saw; which nodes the planner
+// concluded faulty, slow or unclear; and the one rule that turns that into lists, an exclude
+// list for the scheduler and an exit code. Host-only: rank 0 builds it after the rounds.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/report.hpp"
+#include "preflight/verdict.hpp"
+
+namespace preflight {
+
+
+// A node's own verdict, condensed to what rank 0 needs: sent over MPI as JSON, so it stays small
+// whatever the node found.
+struct LocalSummary {
+  // "pass", "warn", "fail", "error", "skip" as in the node verdict; "missing" when none arrived
+  // (the default, so a node rank 0 heard nothing from never reads as judged).
+  std::string verdict = "missing";
+  int exit_code = 0;
+  std::string reason;  // the node verdict's one-line reason
+  double duration_s = 0;
+  std::vector<std::string> findings;  // "CODE@entity" of the fail and warn findings
+  // Figures for the fleet straggler statistic (higher is better), e.g. {"gemm_bf16_tflops",
+  // 771.2}, {"pcie_h2d_gbps", 53.1}, {"hbm_gbps", 2810}; see summarize_local.
+  std::vector<std::pair<std::string, double>> figures;
+};
+
+// The node verdict condensed. Figures, each the minimum over the node's GPUs (a node is as slow
+// as its slowest GPU), only those the checks measured:
+//   gemm_<dtype>_tflops  gemm:  gpuN.<dtype>.tflops_median
+//   pcie_h2d_gbps        pcie:  gpuN.h2d_gbps
+//   pcie_d2h_gbps        pcie:  gpuN.d2h_gbps
+//   hbm_gbps             hbm:   gpuN.hbm_traffic_gbps (the figure held against the datasheet)
+//   nvlink_gbps          nvlink: unidirectional_min_gbps (already the node's slowest pair)
+LocalSummary summarize_local(const Verdict& v);
+
+// {"verdict", "exit_code", "reason", "duration_s", "findings": [..], "figures": {name: number}}.
+nlohmann::ordered_json local_summary_to_json(const LocalSummary& s);
+// Throws InvalidInput (preflight/errors.hpp) when the object is malformed: a missing or
+// mistyped verdict or exit_code, an unknown verdict, a field of the wrong type. Unknown keys
+// are ignored (a newer node may send more); missing optional fields stay empty.
+LocalSummary local_summary_from_json(const nlohmann::ordered_json& j);
+// The same from the text of a message; text that is not JSON is InvalidInput too.
+LocalSummary local_summary_from_json_text(const std::string& text);
+
+struct FleetNode {
+  int rank = 0;
+  std::string host;
+  std::string verdict = "healthy";  // healthy | faulty | straggler | ambiguous
+  std::vector<std::string> reasons;
+  LocalSummary local;
+};
+
+// One group of one round: the ranks that all-gathered together and how it went.
+struct FleetGroupRecord {
+  std::vector<int> ranks;
+  std::string outcome;  // "ok", or what went wrong (set by the planner, e.g. "timeout")
+  double busbw_gbps = 0;
+  double duration_s = 0;
+  std::string detail;
+};
+
+struct FleetRound {
+  int index = 0;
+  std::vector<FleetGroupRecord> groups;
+};
+
+struct FleetListed {
+  int rank = 0;
+  std::string host;
+  std::string reason;
+};
+
+// Two (or more) nodes that fail together but pass with others: the link between them.
+struct FleetBadPair {
+  std::vector<int> ranks;
+  std::vector<std::string> hosts;
+  std::string reason;
+};
+
+struct FleetVerdict {
+  ToolInfo tool;
+  std::string started_at;  // UTC ISO-8601
+  double duration_s = 0;
+  std::vector<std::string> argv;
+  std::string transport;  // "nccl" | "host"
+  std::string local_profile;
+  int group_size = 2;
+  int round_bound = 0;
+  bool bound_reached = false;
+  double timeout_s = 0;
+  double group_timeout_s = 0;
+  std::vector<FleetNode> nodes;  // ordered by rank (finalize sorts them)
+  std::vector<FleetRound> rounds;
+  // Filled by finalize_fleet_verdict:
+  std::vector<FleetListed> faulty, stragglers, ambiguous;
+  std::vector<FleetBadPair> bad_pairs;  // filled by the caller (the planner)
+  // Filled by finalize: comma-separated unique host names for `sbatch --exclude`, in rank
+  // order: faulty, stragglers and ambiguous nodes. Ambiguous ones are in because the rounds
+  // could not clear them: leaving out a healthy node costs one node, keeping a faulty one can
+  // hang or slow the whole job.
+  std::string exclude;
+  std::vector<std::string> injected_faults;
+  std::vector<std::string> notes;  // run-level remarks, e.g. a rank that stopped answering
+  std::string verdict;             // "pass" | "fail", filled by finalize
+  std::string reason;              // one drain-safe line, filled by finalize
+  // 0: no faulty, straggler or ambiguous node and no bad pair; 1 otherwise (finalize). 2 and 3
+  // are the caller's (invalid invocation, internal error: mark_fleet_internal_error).
+  int exit_code = 0;
+};
+
+// From the nodes (and bad pairs): the three lists, exclude, verdict, reason and exit code.
+// Sorts nodes by rank; a node verdict outside healthy|faulty|straggler|ambiguous is made
+// ambiguous (with a reason saying so) rather than passed. Idempotent.
+void finalize_fleet_verdict(FleetVerdict& v);
+
+// After finalize: preflight itself went wrong (the rounds could not be completed, an
+// exception). verdict "fail", exit code 3, the reason starts with "internal error: ", and `what`
+// is kept in notes.
+void mark_fleet_internal_error(FleetVerdict& v, const std::string& what);
+
+// The document, two-space indent, trailing newline; keys in the order of docs/fleet-verdict.md.
+std::string fleet_verdict_to_json_text(const FleetVerdict& v);
+// A short terminal table: one line per node that is not healthy, the rounds, the exclude list,
+// then "Fleet verdict: FAIL (exit 1): <reason>".
+std::string fleet_verdict_to_text(const FleetVerdict& v, const TextStyle& style = {});
+
+}  // namespace preflight

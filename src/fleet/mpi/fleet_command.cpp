@@ -1,0 +1,150 @@
+#include "fleet/mpi/fleet_command.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "fleet/mpi/fleet_run.hpp"
+#include "report/atomic_file.hpp"
+#include "preflight/errors.hpp"
+#include "fleet/logic/fleet_planner.hpp"
+#include "model/host_info.hpp"
+#include "run/runner.hpp"
+
+namespace preflight {
+
+namespace {
+
+constexpr double kDefaultGroupSecondsNccl = 60.0;
+constexpr double kDefaultGroupSecondsHost = 20.0;
+
+// Every rank derives the same settings from the same command line, so bad input is found by
+// all of them at once and they all stop the same way. Throws InvalidInput.
+void prepare(FleetRun& run) {
+  const FleetArgs& args = *run.args;
+  const int world = run.link->size();
+  run.faults = parse_fleet_faults(args.inject_faults, world);
+  run.mine = faults_for_rank(run.faults, run.link->rank());
+  if (!args.sizes.empty()) {
+    run.sizes = parse_fleet_sizes(args.sizes);
+  } else if (args.transport == "host") {
+    run.sizes = {64 * 1024, 1024 * 1024};
+  } else {
+    run.sizes = {1024 * 1024, 64 * 1024 * 1024};
+  }
+  run.iterations = args.transport == "host" ? 8 : 20;
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const auto plan = plan_checks(registry, args.local_profile, args.checks, args.check_options);
+  const double local_s = args.local_timeout_s ? *args.local_timeout_s
+                                              : static_cast<double>(default_timeout(plan).count());
+  run.timing = plan_fleet_timing(
+      local_s, fleet_round_bound(world, args.group_size),
+      args.timeout_s ? std::optional<double>(*args.timeout_s) : std::nullopt, args.group_timeout_s,
+      args.transport == "host" ? kDefaultGroupSecondsHost : kDefaultGroupSecondsNccl);
+}
+
+// What only rank 0 reads. When it is wrong the other ranks have no way to know, so rank 0
+// ends the whole job (exit 2). Throws InvalidInput.
+void prepare_coordinator(const FleetArgs& args) {
+  if (!args.topology_path.empty()) {
+    std::ifstream file(args.topology_path);
+    if (!file) throw InvalidInput("--topology: cannot read '" + args.topology_path + "'");
+    std::stringstream text;
+    text << file.rdbuf();
+    parse_topology(text.str());  // read again by the coordinator; here only validated
+  }
+  if (!args.json_path.empty() && args.json_path != "-") {
+    ensure_writable(args.json_path);
+  }
+}
+
+// The life of a rank other than 0: answer assignments until rank 0 says it is done. A rank
+// that hears nothing until well past the fleet's deadline gives up on its own.
+FleetExit serve(FleetRun& run) {
+  const auto give_up = run.at(run.timing.total_s + 10.0);
+  while (true) {
+    const auto message = run.link->receive_text(0, FleetTag::assignment, give_up);
+    if (!message) {
+      std::fprintf(stderr,
+                   "preflight fleet: rank %d: no word from rank 0 by the fleet's deadline; "
+                   "ending the job\n",
+                   run.link->rank());
+      return {kExitUnhealthy, run.threads_abandoned, true};
+    }
+    const auto a = decode_assignment(message->text);
+    if (!a) continue;
+    if (a->done) return {a->exit_code, run.threads_abandoned, false};
+    WorkReport report;
+    report.round = a->round;
+    report.work = run.transport->run(task_for(run, *a));
+    if (report.work.thread_abandoned) run.threads_abandoned = true;
+    run.link->send_text(0, FleetTag::report, encode(report));
+  }
+}
+
+}  // namespace
+
+FleetCommandResult fleet_command(const Invocation& inv, int argc, char** argv) {
+  FleetRun run;
+  run.args = &inv.fleet;
+  run.argv.assign(argv, argv + argc);
+  run.start = SteadyClock::now();
+  run.started_at = utc_iso8601(std::chrono::system_clock::now());
+  run.host = host_name();
+  std::unique_ptr<MpiLink> link;
+  try {
+    link = std::make_unique<MpiLink>(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "preflight fleet: cannot start MPI: %s\n", e.what());
+    return {kExitInternalError, false};
+  }
+  run.link = link.get();
+  try {
+    prepare(run);
+  } catch (const InvalidInput& e) {
+    if (link->rank() == 0) std::fprintf(stderr, "preflight: %s\n", e.what());
+    link->finalize();
+    return {kExitInvalidInvocation, false};
+  }
+  if (link->rank() == 0) {
+    try {
+      prepare_coordinator(inv.fleet);
+    } catch (const InvalidInput& e) {
+      std::fprintf(stderr, "preflight: %s\n", e.what());
+      std::fflush(nullptr);
+      link->abort(kExitInvalidInvocation);
+    }
+  }
+
+  run.backend = make_system_gpu_backend();
+  LocalOutcome local = run_local_checks(run);
+  if (inv.fleet.transport == "host") {
+    run.transport = make_host_transport(*link);
+  } else {
+    run.transport =
+        make_nccl_transport(*link, run.backend->collective_engine(), local.cuda_ordinals);
+  }
+
+  FleetExit end;
+  if (link->rank() == 0) {
+    end = coordinate(run, local.report);
+  } else {
+    link->send_text(0, FleetTag::local, encode(local.report));
+    end = serve(run);
+  }
+  std::fflush(nullptr);
+  if (end.abort_job) {
+    // The verdict is out; a rank that is stuck could hold MPI_Finalize forever.
+    link->drain_sends(SteadyClock::now() + std::chrono::seconds(1));
+    link->abort(end.code);
+  }
+  link->drain_sends(SteadyClock::now() + std::chrono::seconds(2));
+  link->finalize();
+  // A worker left in the driver, or a check thread: the process must end with _Exit; the
+  // backend (which such a thread may still use) is never destroyed.
+  if (end.threads_abandoned || run.threads_abandoned) (void)run.backend.release();
+  return {end.code, end.threads_abandoned || run.threads_abandoned};
+}
+
+}  // namespace preflight

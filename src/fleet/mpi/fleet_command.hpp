@@ -1,0 +1,15 @@
+#pragma once
+#include "app/cli.hpp"
+
+namespace preflight {
+
+struct FleetCommandResult {
+  int exit_code = 0;
+  bool threads_abandoned = false;
+};
+
+// `preflight fleet`, in every rank of the MPI job. Starts and ends MPI itself; bad input is
+// reported by rank 0 only and ends every rank with exit 2.
+FleetCommandResult fleet_command(const Invocation& inv, int argc, char** argv);
+
+}  // namespace preflight

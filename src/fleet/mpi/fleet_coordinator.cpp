@@ -1,0 +1,233 @@
+// Rank 0: plans and decides. Everything it waits for arrives by polling against a deadline, so
+// a node that is stuck, slow or gone costs at most its round's time and is then called
+// unresponsive. The verdict is written before anything a stuck rank could block.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "fleet/mpi/fleet_rounds.hpp"
+#include "fleet/mpi/fleet_run.hpp"
+#include "report/atomic_file.hpp"
+#include "model/build_info.hpp"
+#include "fleet/logic/fleet_planner.hpp"
+#include "fleet/logic/fleet_stats.hpp"
+
+namespace preflight {
+
+namespace {
+
+std::string format_s(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", seconds);
+  return text;
+}
+
+// The local results of every rank, waiting until the local phase's deadline.
+std::vector<std::optional<LocalReport>> collect_locals(FleetRun& run, const LocalReport& own) {
+  std::vector<std::optional<LocalReport>> locals(static_cast<std::size_t>(run.link->size()));
+  locals[0] = own;
+  int missing = run.link->size() - 1;
+  const auto deadline = run.at(run.timing.local_collect_s);
+  while (missing > 0) {
+    const auto message = run.link->receive_text(-1, FleetTag::local, deadline);
+    if (!message) break;
+    auto report = decode_local(message->text);
+    // The sender is MPI's word, not the message's.
+    if (!report || message->source <= 0 || locals[message->source]) continue;
+    report->rank = message->source;
+    locals[message->source] = std::move(*report);
+    --missing;
+  }
+  return locals;
+}
+
+std::vector<std::string> read_topology_switches(const FleetArgs& args,
+                                                const std::vector<std::string>& hosts) {
+  if (args.topology_path.empty()) return {};
+  std::ifstream file(args.topology_path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return switches_of(hosts, parse_topology(text.str()));
+}
+
+bool local_failed(const LocalSummary& s) {
+  return s.verdict == "fail" || s.verdict == "error" || s.verdict == "missing";
+}
+
+void deliver(const FleetVerdict& v, const FleetArgs& args) {
+  const std::string json = fleet_verdict_to_json_text(v);
+  const std::string table = fleet_verdict_to_text(v);
+  if (args.json_path == "-") {
+    std::fwrite(json.data(), 1, json.size(), stdout);
+    std::fwrite(table.data(), 1, table.size(), stderr);
+  } else {
+    if (!args.json_path.empty()) write_file_atomically(args.json_path, json);
+    std::fwrite(table.data(), 1, table.size(), stdout);
+  }
+  std::fflush(nullptr);
+}
+
+}  // namespace
+
+FleetExit coordinate(FleetRun& run, const LocalReport& own) {
+  const FleetArgs& args = *run.args;
+  const int world = run.link->size();
+  FleetVerdict v;
+  v.tool.version = build::kVersion;
+  v.tool.git = build::kGitRevision;
+  v.started_at = run.started_at;
+  v.argv = run.argv;
+  v.transport = args.transport;
+  v.local_profile = std::string(to_string(args.local_profile));
+  v.group_size = args.group_size;
+  v.round_bound = run.timing.round_bound;
+  v.timeout_s = run.timing.total_s;
+  v.group_timeout_s = run.timing.group_s;
+  for (const auto& f : run.faults) v.injected_faults.push_back(f.spec);
+
+  const auto locals = collect_locals(run, own);
+  std::vector<std::string> hosts;
+  std::vector<int> gpus;
+  for (int r = 0; r < world; ++r) {
+    FleetNode node;
+    node.rank = r;
+    if (locals[r]) {
+      node.host = locals[r]->host;
+      node.local = locals[r]->local;
+      gpus.push_back(locals[r]->gpus);
+    } else {
+      node.host = "rank" + std::to_string(r);
+      node.local.verdict = "missing";
+      gpus.push_back(0);
+    }
+    hosts.push_back(node.host);
+    v.nodes.push_back(std::move(node));
+  }
+
+  FleetPlannerOptions options;
+  options.group_size = args.group_size;
+  options.switch_of = read_topology_switches(args, hosts);
+  FleetPlanner planner(world, options);
+  std::set<int> unresponsive;
+  for (int r = 0; r < world; ++r) {
+    if (!locals[r]) {
+      unresponsive.insert(r);
+      planner.exclude(
+          r, "no local result within " + format_s(run.timing.local_collect_s) + " (unresponsive)");
+    } else if (local_failed(locals[r]->local)) {
+      planner.exclude(r,
+                      "local checks " + locals[r]->local.verdict + ": " + locals[r]->local.reason);
+    }
+  }
+
+  RoundDriver driver(run, gpus);
+  bool any_timeout = false;
+  // A fleet of one node has no partner, but with NCCL its all-gather across its own GPUs still
+  // tests the transport (a one-rank communicator on a one-GPU node).
+  std::optional<GroupReport> solo;
+  if (world == 1 && args.transport == "nccl" && !local_failed(v.nodes[0].local)) {
+    RoundPlan plan;
+    plan.index = 1;
+    plan.groups.push_back(GroupPlan{{0}});
+    RoundResult round = driver.run_round(plan, unresponsive);
+    solo = round.reports.front();
+    any_timeout = round.any_timeout;
+    v.rounds.push_back(std::move(round.record));
+  }
+  while (auto plan = planner.next_round()) {
+    const double needed = run.timing.group_s + run.timing.report_slack_s + 1.0;
+    const double left =
+        Seconds(run.at(run.timing.total_s - run.timing.verdict_margin_s) - SteadyClock::now())
+            .count();
+    if (left < needed) {
+      v.notes.push_back("the --timeout left no time for round " + std::to_string(plan->index) +
+                        " (" + format_s(left) + " left, a round needs " + format_s(needed) +
+                        "); the nodes still suspected are ambiguous");
+      break;
+    }
+    RoundResult round = driver.run_round(*plan, unresponsive);
+    planner.record(round.reports);
+    for (int r : round.newly_unresponsive) {
+      unresponsive.insert(r);
+      planner.exclude(r,
+                      "did not report in round " + std::to_string(plan->index) + " (unresponsive)");
+      v.notes.push_back("rank " + std::to_string(r) + " did not report in round " +
+                        std::to_string(plan->index));
+    }
+    any_timeout = any_timeout || round.any_timeout;
+    v.rounds.push_back(std::move(round.record));
+  }
+
+  const FleetConclusion conclusion = planner.conclude();
+  v.bound_reached = conclusion.bound_reached;
+  for (int r = 0; r < world; ++r) {
+    FleetNode& node = v.nodes[r];
+    node.verdict = std::string(to_string(conclusion.nodes[r]));
+    if (!conclusion.reasons[r].empty()) node.reasons.push_back(conclusion.reasons[r]);
+  }
+  if (solo) {
+    FleetNode& node = v.nodes[0];
+    node.reasons.clear();
+    node.verdict = solo->outcome == GroupOutcome::ok ? "healthy" : "faulty";
+    if (solo->outcome != GroupOutcome::ok) {
+      node.reasons.push_back("its all-gather across its own GPUs: " +
+                             std::string(to_string(solo->outcome)) + ": " + solo->detail);
+    }
+  }
+  for (const auto& bad : conclusion.bad_pairs) {
+    FleetBadPair pair;
+    pair.ranks = bad.members;
+    for (int m : bad.members) pair.hosts.push_back(hosts[m]);
+    pair.reason = bad.reason;
+    v.bad_pairs.push_back(std::move(pair));
+  }
+  // Stragglers by the nodes' own figures: only nodes whose local checks passed speak for the
+  // fleet's median.
+  std::vector<int> measured;
+  std::vector<std::vector<std::pair<std::string, double>>> figures;
+  for (int r = 0; r < world; ++r) {
+    if (!locals[r] || local_failed(locals[r]->local)) continue;
+    measured.push_back(r);
+    figures.push_back(locals[r]->local.figures);
+  }
+  for (const FigureStraggler& s : figure_stragglers(figures)) {
+    FleetNode& node = v.nodes[measured[s.node]];
+    node.reasons.push_back(describe_straggler(s));
+    if (node.verdict == "healthy") node.verdict = "straggler";
+  }
+
+  FleetExit end;
+  // A rank that stopped answering cannot take part in MPI_Finalize: the job ends by MPI_Abort,
+  // after the verdict. (Timed-out groups alone do not need it: their ranks are alive, and the
+  // messages nobody received do not hold MPI_Finalize.)
+  end.abort_job = !unresponsive.empty();
+  if (end.abort_job) {
+    v.notes.push_back(
+        "after this verdict the MPI job is ended with MPI_Abort (a rank stopped answering), so "
+        "no rank can hang in MPI_Finalize");
+  }
+  v.duration_s = Seconds(SteadyClock::now() - run.start).count();
+  finalize_fleet_verdict(v);
+  end.code = v.exit_code;
+  try {
+    deliver(v, args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "preflight fleet: internal error: cannot write the verdict: %s\n",
+                 e.what());
+    end.code = kExitInternalError;
+  }
+
+  // Only now release the other ranks: a stuck one can no longer cost the verdict.
+  Assignment done;
+  done.done = true;
+  done.exit_code = end.code;
+  for (int r = 1; r < world; ++r) {
+    if (unresponsive.count(r) == 0) run.link->send_text(r, FleetTag::assignment, encode(done));
+  }
+  end.threads_abandoned = run.threads_abandoned || driver.threads_abandoned();
+  return end;
+}
+
+}  // namespace preflight

@@ -1,0 +1,201 @@
+#include "fleet/mpi/fleet_rounds.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace preflight {
+
+namespace {
+
+constexpr std::uint64_t kSeedBase = 0x5eedf1ee7ull;
+
+std::string describe_rank(int rank) {
+  return "rank " + std::to_string(rank);
+}
+
+}  // namespace
+
+std::vector<int> blamed_members(const std::vector<int>& members,
+                                const std::vector<const GroupWork*>& works) {
+  std::vector<int> blamed;
+  const std::size_t n = members.size();
+  if (n < 2) return blamed;
+  const auto saw = [&](std::size_t receiver, int source) {
+    if (works[receiver] == nullptr) return false;
+    const auto it = works[receiver]->corrupt_from.find(source);
+    return it != works[receiver]->corrupt_from.end() && it->second > 0;
+  };
+  for (std::size_t s = 0; s < n; ++s) {
+    bool everywhere = true;
+    for (std::size_t r = 0; r < n && everywhere; ++r) {
+      if (r != s) everywhere = saw(r, members[s]);
+    }
+    bool sees_all = works[s] != nullptr;
+    for (std::size_t o = 0; o < n && sees_all; ++o) {
+      if (o != s) sees_all = saw(s, members[o]);
+    }
+    if (everywhere || sees_all) blamed.push_back(members[s]);
+  }
+  return blamed;
+}
+
+RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& unresponsive) {
+  MpiLink& link = *run_.link;
+  RoundResult out;
+  out.record.index = plan.index;
+  const double group_s = run_.timing.group_s;
+  const auto round_start = SteadyClock::now();
+
+  // Assignments first, so every group starts at about the same time.
+  std::vector<Assignment> assignments;
+  int own_group = -1;
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    Assignment a;
+    a.round = plan.index;
+    a.members = plan.groups[g].members;
+    for (int m : a.members) a.member_gpus.push_back(gpus_[m]);
+    a.sizes = run_.sizes;
+    a.iterations = run_.iterations;
+    a.seed = kSeedBase + static_cast<std::uint64_t>(plan.index);
+    a.group_timeout_s = group_s;
+    for (int m : a.members) {
+      if (m == 0) {
+        own_group = static_cast<int>(g);
+      } else {
+        link.send_text(m, FleetTag::assignment, encode(a));
+      }
+    }
+    assignments.push_back(std::move(a));
+  }
+
+  // works[g][i]: the report of member i of group g; rank 0's own is filled here.
+  std::vector<std::vector<std::optional<GroupWork>>> works(plan.groups.size());
+  std::map<int, std::pair<std::size_t, std::size_t>> where;  // rank -> (group, member)
+  int awaited = 0;
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    works[g].resize(plan.groups[g].members.size());
+    for (std::size_t i = 0; i < plan.groups[g].members.size(); ++i) {
+      const int m = plan.groups[g].members[i];
+      where[m] = {g, i};
+      if (m != 0) ++awaited;
+    }
+  }
+  if (own_group >= 0) {
+    GroupWork own = run_.transport->run(task_for(run_, assignments[own_group]));
+    if (own.thread_abandoned) threads_abandoned_ = true;
+    const auto [g, i] = where[0];
+    works[g][i] = std::move(own);
+  }
+  const auto deadline =
+      round_start + std::chrono::duration_cast<SteadyClock::duration>(
+                        std::chrono::duration<double>(group_s + run_.timing.report_slack_s));
+  while (awaited > 0) {
+    const auto message = link.receive_text(-1, FleetTag::report, deadline);
+    if (!message) break;
+    auto report = decode_work(message->text);
+    // A report of an earlier round that arrived late is no evidence for this one.
+    if (!report || report->round != plan.index) continue;
+    const auto it = where.find(message->source);
+    if (it == where.end()) continue;
+    auto& slot = works[it->second.first][it->second.second];
+    if (slot) continue;
+    if (report->work.thread_abandoned) threads_abandoned_ = true;
+    slot = std::move(report->work);
+    --awaited;
+  }
+
+  // One outcome per group.
+  std::vector<double> busbw(plan.groups.size(), 0.0);
+  std::vector<std::string> keys(plan.groups.size());
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    const auto& members = plan.groups[g].members;
+    GroupReport report;
+    report.members = members;
+    FleetGroupRecord record;
+    record.ranks = members;
+    int total_gpus = 0;
+    std::vector<const GroupWork*> present;
+    std::string missing;
+    std::string error;
+    std::string timeout;
+    double min_busbw = -1;
+    bool corrupt = false;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      total_gpus += gpus_[members[i]];
+      const auto& w = works[g][i];
+      present.push_back(w ? &*w : nullptr);
+      if (!w) {
+        missing += (missing.empty() ? "" : ", ") + describe_rank(members[i]);
+        if (unresponsive.count(members[i]) == 0) out.newly_unresponsive.push_back(members[i]);
+        continue;
+      }
+      record.duration_s = std::max(record.duration_s, w->seconds);
+      if (w->status == GroupWorkStatus::error && error.empty()) {
+        error = describe_rank(members[i]) + ": " + w->error;
+      }
+      if (w->status == GroupWorkStatus::timeout && timeout.empty()) {
+        timeout = describe_rank(members[i]) + ": " + w->error;
+      }
+      if (!w->corrupt_from.empty()) corrupt = true;
+      if (w->status == GroupWorkStatus::ok) {
+        min_busbw = min_busbw < 0 ? w->busbw_gbps : std::min(min_busbw, w->busbw_gbps);
+      }
+    }
+    keys[g] = std::to_string(members.size()) + " nodes, " + std::to_string(total_gpus) + " GPUs";
+    if (!missing.empty()) {
+      report.outcome = GroupOutcome::timeout;
+      report.detail = "no report from " + missing + " within the round";
+      out.any_timeout = true;
+    } else if (!error.empty()) {
+      report.outcome = GroupOutcome::fail;
+      report.detail = error;
+    } else if (!timeout.empty()) {
+      report.outcome = GroupOutcome::timeout;
+      report.detail = timeout;
+      out.any_timeout = true;
+    } else if (corrupt) {
+      report.outcome = GroupOutcome::corrupt;
+      report.blamed = blamed_members(members, present);
+      std::string blamed;
+      for (int b : report.blamed) blamed += (blamed.empty() ? "" : ", ") + describe_rank(b);
+      report.detail = "data arrived corrupt" + (blamed.empty() ? "" : "; blamed: " + blamed);
+    } else {
+      busbw[g] = std::max(min_busbw, 0.0);
+    }
+    record.busbw_gbps = busbw[g];
+    out.reports.push_back(std::move(report));
+    out.record.groups.push_back(std::move(record));
+  }
+
+  // Slow groups, against the median of comparable groups of this and earlier rounds.
+  std::vector<double> all_busbw = history_busbw_;
+  std::vector<std::string> all_keys = history_keys_;
+  all_busbw.insert(all_busbw.end(), busbw.begin(), busbw.end());
+  all_keys.insert(all_keys.end(), keys.begin(), keys.end());
+  const auto slow =
+      slow_groups(all_busbw, all_keys, run_.args->min_busbw_gbps, run_.args->slow_factor);
+  const std::size_t offset = history_busbw_.size();
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    GroupReport& report = out.reports[g];
+    if (busbw[g] <= 0) continue;
+    if (slow[offset + g]) {
+      report.outcome = GroupOutcome::slow;
+      char text[160];
+      std::snprintf(text, sizeof text, "bus bandwidth %.3g GB/s is slow for %s", busbw[g],
+                    keys[g].c_str());
+      report.detail = text;
+    } else {
+      // Only groups judged normal become the reference of later rounds.
+      history_busbw_.push_back(busbw[g]);
+      history_keys_.push_back(keys[g]);
+    }
+  }
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    out.record.groups[g].outcome = std::string(to_string(out.reports[g].outcome));
+    out.record.groups[g].detail = out.reports[g].detail;
+  }
+  return out;
+}
+
+}  // namespace preflight

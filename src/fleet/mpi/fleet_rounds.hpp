@@ -1,0 +1,43 @@
+#pragma once
+// One round on rank 0: send every member its group, take part where rank 0 is a member,
+// collect the members' reports until the round's deadline, and turn them into one outcome
+// per group (with the members the data blames) for the planner and the verdict.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fleet/mpi/fleet_run.hpp"
+#include "fleet/logic/fleet_planner.hpp"
+
+namespace preflight {
+
+struct RoundResult {
+  std::vector<GroupReport> reports;  // one per planned group
+  FleetRound record;                 // for the verdict
+  std::vector<int> newly_unresponsive;
+  bool any_timeout = false;
+};
+
+// Members whose data the reports blame, from who saw which source corrupt: a source that
+// arrived corrupt at every other member is blamed; so is a member that saw every other source
+// corrupt. In a group of two both are blamed: the evidence cannot tell them apart.
+std::vector<int> blamed_members(const std::vector<int>& members,
+                                const std::vector<const GroupWork*>& works);
+
+class RoundDriver {
+ public:
+  RoundDriver(FleetRun& run, std::vector<int> gpus) : run_(run), gpus_(std::move(gpus)) {}
+  RoundResult run_round(const RoundPlan& plan, const std::set<int>& unresponsive);
+  bool threads_abandoned() const { return threads_abandoned_; }
+
+ private:
+  FleetRun& run_;
+  std::vector<int> gpus_;  // per rank: GPUs usable by CUDA
+  // Bus bandwidths of the groups that passed in earlier rounds, with their comparison keys: a
+  // later round may hold a single group, which is no median of its own.
+  std::vector<double> history_busbw_;
+  std::vector<std::string> history_keys_;
+  bool threads_abandoned_ = false;
+};
+
+}  // namespace preflight

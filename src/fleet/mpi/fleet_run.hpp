@@ -1,0 +1,64 @@
+#pragma once
+// What every rank of `preflight fleet` shares while it runs: the link, the parsed command line,
+// its own faults, the time budget and the data transport. Rank 0 additionally coordinates
+// (fleet_coordinator.cpp); every rank runs its local checks (fleet_local.cpp) and serves its
+// groups (fleet_command.cpp).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fleet/mpi/fleet_protocol.hpp"
+#include "fleet/mpi/mpi_link.hpp"
+#include "fleet/mpi/transport.hpp"
+#include "app/cli.hpp"
+#include "fleet/logic/fleet_setup.hpp"
+#include "fleet/logic/fleet_verdict.hpp"
+#include "preflight/engine/gpu_backend.hpp"
+
+namespace preflight {
+
+struct FleetExit {
+  int code = 0;
+  bool threads_abandoned = false;
+  bool abort_job = false;  // end the MPI job with MPI_Abort (after the verdict is written)
+};
+
+struct FleetRun {
+  MpiLink* link = nullptr;
+  const FleetArgs* args = nullptr;
+  std::vector<std::string> argv;
+  std::vector<InjectedFault> faults;
+  NodeFaults mine;
+  std::vector<std::size_t> sizes;
+  int iterations = 8;
+  FleetTiming timing;
+  SteadyClock::time_point start;
+  std::string started_at;
+  std::string host;
+  // Outlives the local checks: the NCCL transport uses its collective engine, and a check
+  // thread left behind may still use it.
+  std::unique_ptr<GpuBackend> backend;
+  std::unique_ptr<GroupTransport> transport;
+  bool threads_abandoned = false;
+
+  SteadyClock::time_point at(double seconds_from_start) const {
+    return start + std::chrono::duration_cast<SteadyClock::duration>(
+                       std::chrono::duration<double>(seconds_from_start));
+  }
+};
+
+// This node's local checks, condensed for rank 0; also writes --local-json when asked.
+struct LocalOutcome {
+  LocalReport report;
+  std::vector<int> cuda_ordinals;
+};
+LocalOutcome run_local_checks(FleetRun& run);
+
+// The task a rank runs for its assignment.
+GroupTask task_for(const FleetRun& run, const Assignment& a);
+
+// Rank 0: collects the local results, runs the rounds, writes the fleet verdict, releases the
+// other ranks. Returns how the process should end.
+FleetExit coordinate(FleetRun& run, const LocalReport& own);
+
+}  // namespace preflight

@@ -1,0 +1,223 @@
+// The host transport: the group's all-gather done with MPI point-to-point messages on the
+// CPUs, every request polled against the group's deadline. It exists so that the whole fleet
+// logic (planner, rounds, timeouts, attribution, verdict) runs for real under mpirun with
+// several ranks on a machine without GPUs.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "fleet/mpi/mpi_link.hpp"
+#include "fleet/mpi/transport.hpp"
+
+namespace preflight {
+
+namespace {
+
+constexpr int kMaxSizes = 8;
+constexpr int kMaxIterations = 32;
+
+std::uint64_t mix(std::uint64_t x) {
+  // splitmix64's finalizer: neighbouring words and ranks give unrelated patterns.
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t pattern_word(std::uint64_t seed, int rank, std::size_t index) {
+  return mix(seed ^ (static_cast<std::uint64_t>(rank) << 40) ^ index);
+}
+
+// Tags unique per (round, size, iteration): a message that arrives after its round timed out
+// can only match a receive of that round, which no longer exists.
+int data_tag(int round, int size_index, int iteration) {
+  return kDataTagBase + (((round % 64) * kMaxSizes + size_index) * kMaxIterations + iteration);
+}
+
+// Buffers MPI may still be using when the deadline passes: they are leaked, never freed.
+struct Exchange {
+  std::vector<unsigned char> send;
+  std::vector<std::vector<unsigned char>> receive;  // per member (own slot unused)
+  std::vector<MPI_Request> requests;
+};
+
+enum class Wait { done, timeout, error };
+
+Wait wait_all(std::vector<MPI_Request>& requests, SteadyClock::time_point deadline) {
+  while (true) {
+    int done = 0;
+    if (MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
+                    MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+      return Wait::error;
+    }
+    if (done) return Wait::done;
+    if (SteadyClock::now() >= deadline) return Wait::timeout;
+    // Sleeping between polls leaves the CPU to the other ranks on an oversubscribed machine.
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+class HostTransport final : public GroupTransport {
+ public:
+  explicit HostTransport(MpiLink& link) : link_(link) {}
+  std::string name() const override { return "host"; }
+
+  GroupWork run(const GroupTask& task) override {
+    GroupWork work;
+    const auto start = SteadyClock::now();
+    const int me = link_.rank();
+    const int n = static_cast<int>(task.members.size());
+    if (task.hang) {
+      // Never takes part: the other members wait for data that does not come.
+      std::this_thread::sleep_until(task.deadline);
+      work.status = GroupWorkStatus::timeout;
+      work.error = "injected: allgather-hang";
+      work.seconds = Seconds(SteadyClock::now() - start).count();
+      return work;
+    }
+    const int iterations = std::clamp(task.iterations, 1, kMaxIterations - 1);
+    const std::size_t sizes = std::min<std::size_t>(task.sizes.size(), kMaxSizes);
+    for (std::size_t s = 0; s < sizes; ++s) {
+      const std::size_t bytes = task.sizes[s];
+      auto exchange = std::make_unique<Exchange>();
+      exchange->send.resize(bytes);
+      fill_contribution(exchange->send.data(), bytes, task.seed, me);
+      if (task.corrupt && bytes > 0) exchange->send[bytes / 2] ^= 0x10;
+      exchange->receive.assign(static_cast<std::size_t>(n), {});
+      for (int m = 0; m < n; ++m) {
+        if (task.members[m] != me) exchange->receive[m].resize(bytes);
+      }
+      // The median iteration: on a shared CPU one descheduled iteration must not make a
+      // group look slow, while an injected straggler slows every iteration.
+      std::vector<double> timed;
+      // Iteration 0 warms up (connections, pages) and is not timed.
+      for (int it = 0; it <= iterations; ++it) {
+        const auto t0 = SteadyClock::now();
+        exchange->requests.clear();
+        const int tag = data_tag(task.round, static_cast<int>(s), it);
+        for (int m = 0; m < n; ++m) {
+          const int peer = task.members[m];
+          if (peer == me) continue;
+          MPI_Request r;
+          MPI_Irecv(exchange->receive[m].data(), static_cast<int>(bytes), MPI_BYTE, peer, tag,
+                    MPI_COMM_WORLD, &r);
+          exchange->requests.push_back(r);
+        }
+        for (int m = 0; m < n; ++m) {
+          const int peer = task.members[m];
+          if (peer == me) continue;
+          MPI_Request r;
+          MPI_Isend(exchange->send.data(), static_cast<int>(bytes), MPI_BYTE, peer, tag,
+                    MPI_COMM_WORLD, &r);
+          exchange->requests.push_back(r);
+        }
+        const Wait w = wait_all(exchange->requests, task.deadline);
+        if (w != Wait::done) {
+          work.status = w == Wait::timeout ? GroupWorkStatus::timeout : GroupWorkStatus::error;
+          work.error = w == Wait::timeout
+                           ? "all-gather of " + std::to_string(bytes) +
+                                 " bytes per rank did not complete before the group deadline"
+                           : "MPI_Testall failed";
+          // Receives are cancelled; sends a peer never matched keep their buffer.
+          for (auto& r : exchange->requests) {
+            if (r != MPI_REQUEST_NULL) MPI_Cancel(&r);
+          }
+          exchange.release();
+          work.seconds = Seconds(SteadyClock::now() - start).count();
+          return work;
+        }
+        double elapsed = Seconds(SteadyClock::now() - t0).count();
+        if (task.slow_factor < 1.0 && it > 0) {
+          // The drill's straggler: idle so that this iteration took 1/factor as long.
+          const double extra = elapsed * (1.0 / task.slow_factor - 1.0);
+          std::this_thread::sleep_for(std::chrono::duration<double>(extra));
+          elapsed += extra;
+        }
+        if (it > 0) timed.push_back(elapsed);
+        // Every received byte of every iteration is checked against its source's pattern.
+        for (int m = 0; m < n; ++m) {
+          if (task.members[m] == me) continue;
+          const auto wrong =
+              count_wrong_bytes(exchange->receive[m].data(), bytes, task.seed, task.members[m]);
+          if (wrong > 0) work.corrupt_from[task.members[m]] += wrong;
+        }
+      }
+      std::nth_element(timed.begin(), timed.begin() + timed.size() / 2, timed.end());
+      const double busbw = allgather_busbw_gbps(bytes, n, timed[timed.size() / 2]);
+      work.busbw_by_size.emplace_back(bytes, busbw);
+      work.busbw_gbps = busbw;
+    }
+    work.verified = true;
+    work.seconds = Seconds(SteadyClock::now() - start).count();
+    return work;
+  }
+
+ private:
+  MpiLink& link_;
+};
+
+}  // namespace
+
+std::string_view to_string(GroupWorkStatus s) {
+  switch (s) {
+    case GroupWorkStatus::ok:
+      return "ok";
+    case GroupWorkStatus::error:
+      return "error";
+    case GroupWorkStatus::timeout:
+      return "timeout";
+  }
+  return "error";
+}
+
+std::optional<GroupWorkStatus> parse_group_work_status(std::string_view text) {
+  for (auto s : {GroupWorkStatus::ok, GroupWorkStatus::error, GroupWorkStatus::timeout}) {
+    if (to_string(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
+void fill_contribution(unsigned char* data, std::size_t bytes, std::uint64_t seed, int rank) {
+  const std::size_t words = bytes / 8;
+  for (std::size_t i = 0; i < words; ++i) {
+    const std::uint64_t w = pattern_word(seed, rank, i);
+    std::memcpy(data + i * 8, &w, 8);
+  }
+  if (bytes % 8 != 0) {
+    const std::uint64_t w = pattern_word(seed, rank, words);
+    std::memcpy(data + words * 8, &w, bytes % 8);
+  }
+}
+
+std::uint64_t count_wrong_bytes(const unsigned char* data, std::size_t bytes, std::uint64_t seed,
+                                int rank) {
+  std::uint64_t wrong = 0;
+  const std::size_t words = (bytes + 7) / 8;
+  for (std::size_t i = 0; i < words; ++i) {
+    const std::uint64_t expected = pattern_word(seed, rank, i);
+    const std::size_t length = std::min<std::size_t>(8, bytes - i * 8);
+    std::uint64_t got = 0;
+    std::memcpy(&got, data + i * 8, length);
+    std::uint64_t want = 0;
+    std::memcpy(&want, &expected, length);
+    if (got == want) continue;
+    for (std::size_t b = 0; b < length; ++b) {
+      wrong += ((got >> (8 * b)) & 0xff) != ((want >> (8 * b)) & 0xff);
+    }
+  }
+  return wrong;
+}
+
+double allgather_busbw_gbps(std::size_t bytes_per_rank, int nranks, double seconds) {
+  if (seconds <= 0 || nranks < 1) return 0;
+  const double algbw = static_cast<double>(bytes_per_rank) * nranks / seconds / 1e9;
+  return algbw * (nranks - 1) / nranks;
+}
+
+std::unique_ptr<GroupTransport> make_host_transport(MpiLink& link) {
+  return std::make_unique<HostTransport>(link);
+}
+
+}  // namespace preflight

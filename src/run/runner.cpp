@@ -1,0 +1,318 @@
+#include "run/runner.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <sstream>
+#include <thread>
+
+#include "run/bounded_task.hpp"
+#include "preflight/catalogue.hpp"
+#include "preflight/errors.hpp"
+
+namespace preflight {
+
+namespace {
+
+using std::chrono::duration;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Waits for a task until `deadline` or a stop of the run (a signal), waking on the run's events.
+template <class T>
+TaskEnd wait_task(RunState& state, const BoundedTask<T>& task, SteadyClock::time_point deadline) {
+  return task.wait(
+      deadline, [&state] { return state.stop_cause() != StopCause::none; },
+      [&state](milliseconds d) { state.wait_for_event(d); });
+}
+
+// Stands in for a driver call that never returns (hang@check=NAME): ignores cancellation.
+void block_forever() {
+  std::mutex m;
+  std::condition_variable cv;
+  std::unique_lock<std::mutex> lock(m);
+  cv.wait(lock, [] { return false; });
+}
+
+std::string format_seconds(double s) {
+  std::ostringstream os;
+  os.precision(s < 10 ? 2 : 3);
+  os << s << " s";
+  return os.str();
+}
+
+CheckResult skipped(const std::string& name, std::string reason) {
+  CheckResult r;
+  r.name = name;
+  r.status = Status::skip;
+  r.skip_reason = std::move(reason);
+  r.summary = "skipped";
+  return r;
+}
+
+CheckResult overran(const std::string& name, double elapsed, double budget, bool global) {
+  CheckResult r;
+  r.name = name;
+  r.status = Status::fail;
+  r.duration_s = elapsed;
+  r.summary = "timed out";
+  const std::string limit = global ? "the --timeout of the run" : "its deadline";
+  r.findings.push_back(
+      make_finding("CHECK_TIMEOUT", "node",
+                   name + " did not finish within " + limit + " (" + format_seconds(budget) + ")")
+          .measured(elapsed, "s", budget));
+  return r;
+}
+
+// Tags findings that an injected fault is meant to produce, so a drill is never mistaken for
+// a real fault.
+void mark_injected(CheckResult& result, const FaultPlan& faults,
+                   const std::vector<FaultKindSpec>& kinds) {
+  for (auto& finding : result.findings) {
+    for (const auto& fault : faults.all()) {
+      const auto kind = std::find_if(kinds.begin(), kinds.end(),
+                                     [&](const FaultKindSpec& k) { return k.kind == fault.kind; });
+      if (kind == kinds.end()) continue;
+      const bool code_matches =
+          std::find(kind->codes.begin(), kind->codes.end(), finding.code) != kind->codes.end();
+      // Node-level findings (a GPU missing from the count) belong to a GPU fault too.
+      const bool entity_matches =
+          fault.target.type == TargetType::check
+              ? fault.target.name == result.name
+              : fault.target.entity() == finding.entity || finding.entity == "node";
+      if (code_matches && entity_matches) finding.injected = true;
+    }
+  }
+}
+
+// Faults aimed at GPUs this node does not have cannot be injected: bad input.
+std::string check_fault_targets(const FaultPlan& faults, const NodeReading& node) {
+  for (const auto& f : faults.all()) {
+    const auto has_gpu = [&](int index) {
+      return std::any_of(node.gpus.begin(), node.gpus.end(),
+                         [&](const GpuReading& g) { return g.index == index; });
+    };
+    if (f.target.type == TargetType::gpu && !has_gpu(f.target.index)) {
+      return "--inject-fault '" + f.spec + "': this node has no gpu" +
+             std::to_string(f.target.index) + " (" + std::to_string(node.gpus.size()) +
+             " GPUs visible)";
+    }
+    if (f.target.type == TargetType::pair &&
+        (!has_gpu(f.target.index) || !has_gpu(f.target.index2))) {
+      return "--inject-fault '" + f.spec + "': this node does not have both GPUs of the pair";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::optional<NodeReading> discover_within(GpuBackend& backend, std::chrono::seconds budget) {
+  GpuBackend* b = &backend;
+  auto task = BoundedTask<NodeReading>::start([b] { return b->discover(); });
+  if (task.wait(SteadyClock::now() + budget) != TaskEnd::returned) return std::nullopt;
+  auto node = task.take();
+  if (!node) throw std::runtime_error("GPU discovery failed: " + task.error());
+  return std::move(*node);
+}
+
+std::vector<std::string> gpu_models(const NodeReading& node) {
+  std::vector<std::string> models;
+  for (const auto& g : node.gpus) {
+    if (!g.name.empty()) models.push_back(g.name);
+  }
+  std::sort(models.begin(), models.end());
+  models.erase(std::unique(models.begin(), models.end()), models.end());
+  return models;
+}
+
+SystemInfo system_info_from(const NodeReading& node) {
+  SystemInfo s;
+  s.driver_version = node.driver_version;
+  const auto version = [](int v) {
+    return v > 0 ? std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10) : "";
+  };
+  s.cuda_driver = version(node.cuda_driver_version);
+  s.cuda_runtime = version(node.cuda_runtime_version);
+  s.nccl = node.nccl_version;
+  for (const auto& g : node.gpus) {
+    s.gpus.push_back({g.index, g.name, g.uuid, g.pci_bus_id, g.serial});
+  }
+  return s;
+}
+
+RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
+                       const RunSettings& settings) {
+  RunOutcome outcome;
+  const auto kinds = [&] {
+    std::vector<FaultKindSpec> all = runner_fault_kinds();
+    for (const auto& p : plan) {
+      for (const auto& k : p.check->info().fault_kinds) all.push_back(k);
+    }
+    return all;
+  }();
+
+  state.set_injection_marker([this, kinds](CheckResult& r) { mark_injected(r, faults_, kinds); });
+
+  // Discovery runs under its own deadline: NVML and the CUDA runtime can block as well.
+  const auto discovery_start = SteadyClock::now();
+  const auto discovery_deadline =
+      std::min(settings.deadline, discovery_start + settings.discovery_budget);
+  GpuBackend* backend = &backend_;
+  auto discovery = BoundedTask<NodeReading>::start([backend] { return backend->discover(); });
+  const TaskEnd discovery_end = wait_task(state, discovery, discovery_deadline);
+
+  auto node = std::make_shared<NodeReading>();
+  std::string not_run_why;
+  if (discovery_end == TaskEnd::returned) {
+    if (auto found = discovery.take()) {
+      *node = std::move(*found);
+    } else {
+      node->nvml_error = "discovery failed: " + discovery.error();
+    }
+  } else if (discovery_end == TaskEnd::deadline) {
+    state.note_abandoned_thread();
+    state.add_run_finding(make_finding(
+        "DISCOVERY_TIMEOUT", "node",
+        "GPU discovery (NVML, CUDA) did not answer within " +
+            format_seconds(duration<double>(discovery_deadline - discovery_start).count())));
+    not_run_why = "GPU discovery did not finish";
+  } else {
+    state.note_abandoned_thread();
+    not_run_why = "interrupted by " + state.stop_why();
+  }
+  state.set_system(system_info_from(*node));
+  for (const auto& g : node->gpus) {
+    if (g.cuda_ordinal >= 0) outcome.cuda_ordinals.push_back(g.cuda_ordinal);
+  }
+
+  if (not_run_why.empty()) {
+    outcome.invalid = check_fault_targets(faults_, *node);
+    if (!outcome.invalid.empty()) return outcome;
+  }
+
+  // Thresholds follow the SKU of the first GPU; the --thresholds file applies on top.
+  auto thresholds = std::make_shared<Thresholds>([&] {
+    const GpuReading* first = representative_gpu(*node);
+    if (first == nullptr) return Thresholds::for_sku(nullptr, "no GPU identified");
+    const auto& g = *first;
+    const SkuSpec* sku = detect_sku(g.pci_device_id, g.name);
+    std::ostringstream by;
+    by << (sku ? "pci device id 0x" : "unknown pci device id 0x") << std::hex << g.pci_device_id
+       << " (" << g.name << ")";
+    return Thresholds::for_sku(sku, by.str());
+  }());
+  if (!settings.thresholds_path.empty()) {
+    try {
+      thresholds->apply_overrides_file(settings.thresholds_path);
+    } catch (const InvalidInput& e) {
+      outcome.invalid = e.what();
+      return outcome;
+    }
+  }
+
+  // Shared with the workers like the thresholds: an abandoned worker may still read them.
+  const auto options = std::make_shared<const CheckOptions>(settings.options);
+
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const Check& check = *plan[i].check;
+    const CheckInfo& info = check.info();
+
+    if (not_run_why.empty() && state.stop_cause() != StopCause::none) {
+      not_run_why = "interrupted by " + state.stop_why();
+    }
+    if (not_run_why.empty() && SteadyClock::now() >= settings.deadline) {
+      not_run_why = "the --timeout was reached";
+    }
+    if (!not_run_why.empty()) {
+      state.check_finished(i, skipped(info.name, std::string(kNotRunPrefix) + not_run_why));
+      continue;
+    }
+
+    auto ctx = std::make_shared<CheckContext>();
+    ctx->profile = settings.profile;
+    ctx->expect = settings.expect;
+    ctx->thresholds = thresholds.get();
+    ctx->faults = &faults_;
+    ctx->node = node.get();
+    ctx->gpu = &backend_;
+    ctx->cancel = std::make_shared<std::atomic<bool>>(false);
+    ctx->options = options.get();
+    ctx->abandoned_threads = std::make_shared<std::atomic<int>>(0);
+    const auto start = SteadyClock::now();
+    ctx->deadline = std::min(settings.deadline, start + plan[i].budget);
+    const bool by_global = ctx->deadline == settings.deadline;
+
+    if (info.needs_gpu && node->gpus.empty()) {
+      state.check_finished(
+          i, skipped(info.name, settings.expect.gpus == 0 ? "no GPU on this node (--expect-gpus 0)"
+                                                          : "no GPU visible (see inventory)"));
+      continue;
+    }
+    if (auto why = check.skip_reason(*ctx)) {
+      state.check_finished(i, skipped(info.name, *why));
+      continue;
+    }
+
+    state.check_started(i);
+    const bool hang = faults_.for_check("hang", info.name) != nullptr;
+    // The thresholds and discovery reading are shared with the worker: an abandoned worker
+    // keeps them alive.
+    auto task = BoundedTask<CheckResult>::start(
+        [&check, ctx, thresholds, node, options, hang]() -> CheckResult {
+          if (hang) block_forever();
+          return check.run(*ctx);
+        });
+    TaskEnd end = wait_task(state, task, ctx->deadline);
+    if (end == TaskEnd::deadline) {
+      // Ask the check to stop; a cooperative check returns within the grace period and the
+      // run goes on. One that does not is stuck and is abandoned with the rest not run.
+      ctx->cancel->store(true);
+      const bool returned =
+          wait_task(state, task, SteadyClock::now() + settings.cancel_grace) == TaskEnd::returned;
+      const double elapsed = duration<double>(SteadyClock::now() - start).count();
+      const double budget = duration<double>(ctx->deadline - start).count();
+      state.check_finished(i, overran(info.name, elapsed, budget, by_global));
+      if (!returned) {
+        state.note_abandoned_thread();
+        not_run_why = info.name + " did not return after its deadline";
+      }
+      continue;
+    }
+    if (end == TaskEnd::stopped) {
+      ctx->cancel->store(true);
+      state.note_abandoned_thread();
+      not_run_why = "interrupted by " + state.stop_why();
+      CheckResult r;
+      r.name = info.name;
+      r.status = Status::fail;
+      r.summary = "interrupted";
+      r.duration_s = duration<double>(SteadyClock::now() - start).count();
+      r.findings.push_back(make_finding(
+          "CHECK_INTERRUPTED", "node",
+          "interrupted by " + state.stop_why() + " after " + format_seconds(r.duration_s)));
+      state.check_finished(i, std::move(r));
+      continue;
+    }
+
+    for (int n = ctx->abandoned_threads->load(); n > 0; --n) state.note_abandoned_thread();
+    CheckResult result;
+    if (auto returned = task.take()) {
+      result = std::move(*returned);
+    } else {
+      result.status = Status::error;
+      result.summary = "error";
+      result.findings.push_back(make_finding("CHECK_ERROR", "node", task.error()));
+    }
+    result.name = info.name;
+    if (result.status != Status::skip && result.status != Status::error) {
+      result.status = status_from_findings(result.findings);
+    }
+    result.duration_s = duration<double>(SteadyClock::now() - start).count();
+    state.check_finished(i, std::move(result));
+  }
+
+  outcome.verdict = state.compose();
+  return outcome;
+}
+
+}  // namespace preflight

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""The source layout's rules (docs/architecture.md), checked against the tree.
+
+- Dependencies point one way: each folder under src/ includes only the folders it may depend on.
+- No header name appears twice under include/ and src/.
+- One file under src/ detaches threads (the bounded task).
+- No reporter, fleet or model code names a check outside the data tables listed here.
+
+Usage: check_layout.py REPO_ROOT. Prints one line per broken rule; exit 1 when any.
+"""
+import os
+import re
+import sys
+
+# Folder -> the folders its includes may name ("preflight" is include/preflight, the seams).
+ALLOWED = {
+    "preflight": {"preflight"},
+    "model": {"preflight", "model"},
+    "run": {"preflight", "model", "run"},
+    "report": {"preflight", "model", "report"},
+    "fleet/logic": {"preflight", "model", "report", "fleet/logic"},
+    "checks": {"preflight", "model", "run", "checks"},
+    "kernels": {"kernels"},
+    "net": {"preflight", "model", "net"},
+    "gpu": {"preflight", "model", "run", "gpu", "kernels", "net"},
+    "fleet/mpi": {"preflight", "model", "run", "report", "fleet/logic", "fleet/mpi", "checks", "gpu"},
+    "app": None,  # the top: anything
+}
+
+# Where check names may appear in model, report and fleet code: data tables (the SKU figures,
+# the finding catalogue), not logic.
+CHECK_NAMES = ["inventory", "gemm", "pcie", "nvlink", "hbm", "nccl", "rdma"]
+NAME_FREE = ["src/model", "src/report", "src/fleet/logic"]
+DATA_TABLES = {"src/model/sku_table.cpp", "src/model/catalogue_entries.cpp"}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def folder_of(rel):
+    """src/fleet/logic/x.cpp -> fleet/logic; include/preflight/engine/y.hpp -> preflight."""
+    if rel.startswith("include/"):
+        return "preflight"
+    parts = rel.split("/")[1:-1]
+    if parts[:1] == ["fleet"] or parts[:1] == ["report"]:
+        key = "/".join(parts[:2]) if parts[:1] == ["fleet"] else "report"
+        return key
+    return parts[0] if parts else ""
+
+
+def included_folder(spelled):
+    if spelled.startswith("preflight/"):
+        return "preflight"
+    parts = spelled.split("/")
+    if parts[0] == "fleet" and len(parts) > 2:
+        return "fleet/" + parts[1]
+    return parts[0] if len(parts) > 1 else None
+
+
+def sources(root, top):
+    for base, _, files in os.walk(os.path.join(root, top)):
+        for name in files:
+            if re.search(r"\.(hpp|cpp|cu|h|in)$", name):
+                yield os.path.relpath(os.path.join(base, name), root)
+
+
+def strip_comments_and_strings(text):
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return text
+
+
+def main(root):
+    problems = []
+    files = list(sources(root, "src")) + list(sources(root, "include"))
+    headers = {}
+    detaching = []
+    for rel in sorted(files):
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            text = f.read()
+        folder = folder_of(rel)
+        allowed = ALLOWED.get(folder, "unknown")
+        if allowed == "unknown":
+            problems.append(f"{rel}: folder '{folder}' has no place in the dependency rule")
+        elif allowed is not None:
+            for spelled in INCLUDE.findall(text):
+                target = included_folder(spelled)
+                if target is not None and target not in allowed:
+                    problems.append(f"{rel}: includes {spelled}: {folder} may not depend on {target}")
+        if rel.endswith((".hpp", ".h", ".hpp.in")):
+            name = os.path.basename(rel).replace(".in", "")
+            headers.setdefault(name, []).append(rel)
+        if rel.startswith("src/") and ".detach()" in strip_comments_and_strings(text):
+            detaching.append(rel)
+        if any(rel.startswith(p + "/") for p in NAME_FREE) and rel not in DATA_TABLES:
+            code = strip_comments_and_strings(text)
+            for name in CHECK_NAMES:
+                if re.search(r'"' + name + r'[".]', code):
+                    problems.append(f'{rel}: names the check "{name}" (a check declares what '
+                                    f"reporters need in its CheckInfo)")
+    for name, where in sorted(headers.items()):
+        if len(where) > 1:
+            problems.append(f"header name {name} appears {len(where)} times: {', '.join(where)}")
+    if len(detaching) != 1:
+        problems.append(f"threads are detached in {len(detaching)} files under src/, not one: "
+                        f"{', '.join(detaching) or 'none'}")
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: check_layout.py REPO_ROOT")
+    sys.exit(main(sys.argv[1]))
