@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "preflight/faults.hpp"
+#include "preflight/figures.hpp"
 #include "preflight/engine/gpu_backend.hpp"
 #include "preflight/thresholds.hpp"
 #include "preflight/verdict.hpp"
@@ -59,6 +60,10 @@ struct CheckInfo {
   std::array<std::optional<std::chrono::seconds>, 3> budget;
   std::vector<FaultKindSpec> fault_kinds;
   std::vector<CheckOptionSpec> options;  // options this check adds to `preflight run`
+  // Its key figures (Prometheus families, fleet figures) and the bars the HTML page draws: the
+  // reporters know no check by name and read these (CheckRegistry::figure_catalogue()).
+  std::vector<FigureExport> figures;
+  std::optional<BarChartSpec> bars;
 
   std::optional<std::chrono::seconds> budget_for(Profile p) const {
     return budget[static_cast<std::size_t>(p)];
@@ -127,6 +132,8 @@ class CheckRegistry {
   std::vector<std::string> names() const;
   // The fault kinds of the runner plus those of every registered check.
   std::vector<FaultKindSpec> fault_kinds() const;
+  // Every check's figure declarations, in registration order, for the reporters.
+  FigureCatalogue figure_catalogue() const;
 
  private:
   std::vector<std::unique_ptr<Check>> checks_;

@@ -23,6 +23,11 @@ struct ThresholdSpec {
   double max_value;
   bool integer;    // the value must be a whole number
   double generic;  // value for a GPU of unknown SKU
+  // A warning limit names its failure limit, so that no file makes the warning unreachable:
+  // warn_below_fail (limits "at or above": temperatures, percentages) requires warn <= fail;
+  // otherwise (limits "below": shares of a peak) warn >= fail. Empty for other limits.
+  std::string_view fail_key = {};
+  bool warn_below_fail = false;
 };
 
 struct SkuSpec {

@@ -39,7 +39,20 @@ struct Finding {
                     std::optional<double> limit = std::nullopt);
 };
 
-using Metrics = std::vector<std::pair<std::string, double>>;
+// One figure a check measured: on which entity, what, and in which unit. Its key in the verdict
+// JSON is "<entity>.<name>" ("gpu0.bf16.tflops_median", "mlx5_0-mlx5_3.pair_gbps"), or the name
+// alone for a figure of the node ("unidirectional_min_gbps", "allgather.1048576.busbw_gbps"). The
+// name's leading segments qualify it (a dtype, a collective and size) where one entity has
+// several figures of the same kind; CheckInfo::figures says which segments are labels.
+struct Metric {
+  std::string entity;  // gpu0, mlx5_0, gpu0-gpu3; empty: the node
+  std::string name;    // tflops_median, bf16.tflops_median
+  double value = 0;
+  std::string unit;  // "TFLOP/s", "GB/s", "Gb/s", "C", "ms", "count", ...
+
+  std::string key() const { return entity.empty() ? name : entity + "." + name; }
+};
+using Metrics = std::vector<Metric>;
 
 // A square table of figures between entities, e.g. the GB/s of every ordered GPU pair.
 // values[row][col] is the figure from labels[row] to labels[col]; nullopt where it does not
@@ -61,7 +74,9 @@ struct CheckResult {
   Metrics metrics;
   std::vector<Matrix> matrices;
 
-  void add_metric(std::string key, double value) { metrics.emplace_back(std::move(key), value); }
+  void add_metric(std::string entity, std::string name, double value, std::string unit) {
+    metrics.push_back({std::move(entity), std::move(name), value, std::move(unit)});
+  }
 };
 
 // pass/warn/fail from the most severe finding; info findings do not change the status.

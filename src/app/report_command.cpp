@@ -26,6 +26,9 @@ CommandResult report_command(const Invocation& inv) {
     HtmlReportOptions options;
     options.generated_at = utc_iso8601(std::chrono::system_clock::now());
     options.tool_version = version_string();
+    CheckRegistry registry;
+    register_builtin_checks(registry);
+    options.figures = registry.figure_catalogue();
     text = render_html_report(documents, options);
   }
   if (to_stdout) {

@@ -95,7 +95,11 @@ int deliver(const Verdict& verdict, const RunArgs& args) {
   }
   if (!args.prom_path.empty()) {
     try {
-      write_file_atomically(args.prom_path, verdict_to_prometheus(verdict));
+      // The key figures each check declares; the registry is data, cheap to build here.
+      CheckRegistry registry;
+      register_builtin_checks(registry);
+      write_file_atomically(args.prom_path,
+                            verdict_to_prometheus(verdict, registry.figure_catalogue()));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "preflight: internal error: cannot write the metrics: %s\n", e.what());
       code = kExitInternalError;

@@ -35,7 +35,7 @@ const std::vector<ThresholdSpec>& threshold_specs() {
   // Order matters: it is the order of `preflight thresholds` output and of the docs table.
   static const std::vector<ThresholdSpec> specs = {
       {"inventory.temperature_warn_c", "C", "idle GPU temperature at or above this is a warning",
-       20, 120, true, 75},
+       20, 120, true, 75, "inventory.temperature_fail_c", true},
       {"inventory.temperature_fail_c", "C", "idle GPU temperature at or above this fails", 20, 120,
        true, 85},
       {"inventory.ecc_correctable_warn", "count", "volatile correctable ECC errors above this warn",
@@ -74,10 +74,10 @@ const std::vector<ThresholdSpec>& threshold_specs() {
       {"gemm.fail_fraction_of_peak", "fraction",
        "a GPU's median TFLOP/s below this share of the dtype's peak fails", 0, 1, false, 0.5},
       {"gemm.warn_fraction_of_peak", "fraction",
-       "a GPU's median TFLOP/s below this share of the dtype's peak warns", 0, 1, false, 0.6},
+       "a GPU's median TFLOP/s below this share of the dtype's peak warns", 0, 1, false, 0.6, "gemm.fail_fraction_of_peak", false},
       {"gemm.straggler_warn_pct", "%",
        "a GPU this many percent below the median of the node's GPUs of its model warns", 0, 100,
-       false, 5},
+       false, 5, "gemm.straggler_fail_pct", true},
       {"gemm.straggler_fail_pct", "%",
        "a GPU this many percent below the median of the node's GPUs of its model fails", 0, 100,
        false, 15},
@@ -90,7 +90,7 @@ const std::vector<ThresholdSpec>& threshold_specs() {
       {"pcie.warn_fraction", "fraction",
        "host<->device copy GB/s below this share of the expected link's one-direction raw rate "
        "warns (bidirectional: of twice the link)",
-       0, 1, false, 0.7},
+       0, 1, false, 0.7, "pcie.fail_fraction", false},
       {"nvlink.expected_gbps", "GB/s",
        "one-direction GPU-to-GPU NVLink bandwidth of the SKU's full link set (0: no NVLink "
        "expected)",
@@ -100,7 +100,7 @@ const std::vector<ThresholdSpec>& threshold_specs() {
        0.6},
       {"nvlink.warn_fraction", "fraction",
        "a GPU pair's peer copy GB/s below this share of nvlink.expected_gbps warns", 0, 1, false,
-       0.7},
+       0.7, "nvlink.fail_fraction", false},
       {"hbm.peak_gbps", "GB/s", "datasheet memory bandwidth, decimal GB/s (0: unknown)", 0, 20000,
        false, 0},
       {"hbm.fail_fraction", "fraction",
@@ -108,7 +108,7 @@ const std::vector<ThresholdSpec>& threshold_specs() {
        false, 0.6},
       {"hbm.warn_fraction", "fraction",
        "device-local copy traffic (read + write) below this share of hbm.peak_gbps warns", 0, 1,
-       false, 0.7},
+       false, 0.7, "hbm.fail_fraction", false},
       {"hbm.quick_test_mib", "MiB", "region the memory pattern test covers in the quick profile",
        64, 1048576, true, 2048},
       {"hbm.test_fraction", "fraction",
@@ -129,7 +129,7 @@ const std::vector<ThresholdSpec>& threshold_specs() {
        false, 0.6},
       {"nccl.warn_fraction", "fraction",
        "the node's bus bandwidth below this share of the nccl.*_busbw_gbps figure warns", 0, 1,
-       false, 0.7},
+       false, 0.7, "nccl.fail_fraction", false},
       // RDMA. min_port_gbps is the node's NIC configuration, not the GPU's: the SKU values are
       // the DGX reference nodes' NICs (docs/thresholds.md), other fabrics override them.
       {"rdma.min_port_gbps", "Gb/s",
@@ -140,7 +140,7 @@ const std::vector<ThresholdSpec>& threshold_specs() {
        0.75},
       {"rdma.warn_fraction", "fraction",
        "an RDMA transfer's Gb/s below this share of the expected port rate warns", 0, 1, false,
-       0.9},
+       0.9, "rdma.fail_fraction", false},
   };
   return specs;
 }

@@ -259,31 +259,17 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
     }
   }
 
-  // A warning threshold past the failure threshold would make the warning unreachable. For
-  // "at or above" limits the warning must not be above the failure; for "below" limits (shares
-  // of a peak) it must not be below it.
-  struct Ordered {
-    const char* warn;
-    const char* fail;
-    bool warn_below_fail;  // true: warn <= fail required; false: warn >= fail
-  };
-  static constexpr Ordered kOrdered[] = {
-      {"inventory.temperature_warn_c", "inventory.temperature_fail_c", true},
-      {"gemm.straggler_warn_pct", "gemm.straggler_fail_pct", true},
-      {"gemm.warn_fraction_of_peak", "gemm.fail_fraction_of_peak", false},
-      {"pcie.warn_fraction", "pcie.fail_fraction", false},
-      {"nvlink.warn_fraction", "nvlink.fail_fraction", false},
-      {"hbm.warn_fraction", "hbm.fail_fraction", false},
-      {"nccl.warn_fraction", "nccl.fail_fraction", false},
-      {"rdma.warn_fraction", "rdma.fail_fraction", false},
-  };
-  for (const Ordered& o : kOrdered) {
-    const double warn = staged.at(o.warn);
-    const double fail_at = staged.at(o.fail);
-    if (o.warn_below_fail ? warn > fail_at : warn < fail_at) {
-      fail(origin, o.warn,
-           format_number(warn) + (o.warn_below_fail ? " is above " : " is below ") + o.fail + " (" +
-               format_number(fail_at) + ")");
+  // A warning threshold past the failure threshold would make the warning unreachable.
+  for (const ThresholdSpec& spec : threshold_specs()) {
+    if (spec.fail_key.empty()) continue;
+    const std::string warn_key(spec.key);
+    const std::string fail_key(spec.fail_key);
+    const double warn = staged.at(warn_key);
+    const double fail_at = staged.at(fail_key);
+    if (spec.warn_below_fail ? warn > fail_at : warn < fail_at) {
+      fail(origin, warn_key,
+           format_number(warn) + (spec.warn_below_fail ? " is above " : " is below ") + fail_key +
+               " (" + format_number(fail_at) + ")");
     }
   }
 

@@ -50,7 +50,7 @@ Json checks_json(const std::vector<CheckResult>& results) {
     cj["skip_reason"] = c.skip_reason;
     cj["findings"] = findings_json(c.findings);
     Json metrics = Json::object();
-    for (const auto& [key, value] : c.metrics) metrics[key] = number_or_null(value);
+    for (const Metric& m : c.metrics) metrics[m.key()] = number_or_null(m.value);
     cj["metrics"] = metrics;
     Json matrices = Json::array();
     for (const Matrix& m : c.matrices) {

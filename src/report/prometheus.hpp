@@ -6,11 +6,14 @@
 // celsius, watts, hertz) as suffixes, entities as labels. Host-only.
 #include <string>
 
+#include "preflight/figures.hpp"
 #include "preflight/verdict.hpp"
 
 namespace preflight {
 
-std::string verdict_to_prometheus(const Verdict& verdict);
+// `figures`: the checks' declared key figures (CheckRegistry::figure_catalogue()); metrics no
+// declaration matches stay in the JSON only.
+std::string verdict_to_prometheus(const Verdict& verdict, const FigureCatalogue& figures);
 
 // Seconds since the epoch of a "YYYY-MM-DDTHH:MM:SSZ" time; 0 when it cannot be read.
 double epoch_seconds_of(const std::string& utc_iso8601);

@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
-#include <regex>
 #include <utility>
 #include <vector>
 
@@ -12,168 +11,6 @@
 namespace preflight {
 
 namespace {
-
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-// A check metric that is a key figure: its key (a regex whose groups become the labels), the
-// Prometheus name, and the factor to base units. Metrics no rule names stay in the JSON only.
-struct FigureRule {
-  const char* check;
-  const char* key;
-  std::vector<const char*> labels;  // one per regex group
-  const char* name;
-  double scale;
-  const char* help;
-};
-
-const std::vector<FigureRule>& figure_rules() {
-  static const std::vector<FigureRule> rules = {
-      {"inventory", R"(gpu_count)", {}, "preflight_gpus", 1, "GPUs the driver lists"},
-      {"inventory",
-       R"(gpu(\d+)\.temperature_c)",
-       {"gpu"},
-       "preflight_gpu_temperature_celsius",
-       1,
-       "GPU temperature at the start of the run"},
-      {"inventory",
-       R"(gpu(\d+)\.ecc_corrected_volatile)",
-       {"gpu"},
-       "preflight_gpu_ecc_corrected_volatile_errors",
-       1,
-       "correctable ECC errors since the driver loaded"},
-      {"inventory",
-       R"(gpu(\d+)\.ecc_uncorrected_volatile)",
-       {"gpu"},
-       "preflight_gpu_ecc_uncorrected_volatile_errors",
-       1,
-       "uncorrectable ECC errors since the driver loaded"},
-      {"inventory",
-       R"(gpu(\d+)\.pcie_gen_max_link)",
-       {"gpu"},
-       "preflight_gpu_pcie_generation_max",
-       1,
-       "highest PCIe generation the GPU's link can train to"},
-      {"inventory",
-       R"(gpu(\d+)\.pcie_width)",
-       {"gpu"},
-       "preflight_gpu_pcie_width_lanes",
-       1,
-       "current PCIe link width"},
-      {"inventory",
-       R"(gpu(\d+)\.nvlink_active)",
-       {"gpu"},
-       "preflight_gpu_nvlink_active_links",
-       1,
-       "NVLink links up"},
-      {"inventory",
-       R"(gpu(\d+)\.probe_ms)",
-       {"gpu"},
-       "preflight_gpu_probe_seconds",
-       1e-3,
-       "time of the responsiveness probe (context, kernel, copy)"},
-      {"gemm",
-       R"(gpu(\d+)\.(\w+)\.tflops_median)",
-       {"gpu", "dtype"},
-       "preflight_gemm_tflops",
-       1,
-       "median TFLOP/s of the verified matrix products"},
-      {"gemm",
-       R"((\w+)\.node_median_tflops)",
-       {"dtype"},
-       "preflight_gemm_node_median_tflops",
-       1,
-       "median over the node's GPUs of their median TFLOP/s"},
-      {"gemm",
-       R"(gpu(\d+)\.(\w+)\.sm_clock_mhz_median)",
-       {"gpu", "dtype"},
-       "preflight_gemm_sm_clock_hertz",
-       1e6,
-       "median SM clock during the products"},
-      {"gemm",
-       R"(gpu(\d+)\.(\w+)\.power_w_median)",
-       {"gpu", "dtype"},
-       "preflight_gemm_power_watts",
-       1,
-       "median board power during the products"},
-      {"gemm",
-       R"(gpu(\d+)\.(\w+)\.temperature_c_max)",
-       {"gpu", "dtype"},
-       "preflight_gemm_temperature_max_celsius",
-       1,
-       "highest GPU temperature during the products"},
-      {"pcie",
-       R"(gpu(\d+)\.(h2d|d2h|bidir)_gbps)",
-       {"gpu", "direction"},
-       "preflight_pcie_bandwidth_bytes_per_second",
-       1e9,
-       "verified host<->GPU copy bandwidth, one GPU at a time"},
-      {"pcie",
-       R"(gpu(\d+)\.(h2d|d2h|bidir)_all_gbps)",
-       {"gpu", "direction"},
-       "preflight_pcie_concurrent_bandwidth_bytes_per_second",
-       1e9,
-       "verified host<->GPU copy bandwidth with every GPU copying at once"},
-      {"hbm",
-       R"(gpu(\d+)\.hbm_traffic_gbps)",
-       {"gpu"},
-       "preflight_hbm_bandwidth_bytes_per_second",
-       1e9,
-       "GPU memory traffic of verified device-to-device copies"},
-      {"hbm",
-       R"(gpu(\d+)\.pattern_bad_words)",
-       {"gpu"},
-       "preflight_hbm_pattern_bad_words",
-       1,
-       "words of GPU memory that read back wrong in the pattern test"},
-      {"nvlink",
-       R"(unidirectional_min_gbps)",
-       {},
-       "preflight_nvlink_min_bandwidth_bytes_per_second",
-       1e9,
-       "slowest GPU pair's unidirectional copy bandwidth"},
-      {"nccl",
-       R"((allgather|allreduce)\.(\d+)\.busbw_gbps)",
-       {"op", "bytes"},
-       "preflight_nccl_busbw_bytes_per_second",
-       1e9,
-       "bus bandwidth of the node's verified collective (nccl-tests' definition)"},
-      {"rdma",
-       R"(([^.]+)\.rate_gbps)",
-       {"port"},
-       "preflight_rdma_port_rate_bits_per_second",
-       1e9,
-       "RDMA port rate"},
-      {"rdma",
-       R"(([^.-]+)\.loopback_gbps)",
-       {"port"},
-       "preflight_rdma_loopback_bits_per_second",
-       1e9,
-       "verified RDMA write bandwidth of a port to itself"},
-      {"rdma",
-       R"(([^.-]+)-([^.-]+)\.pair_gbps)",
-       {"src", "dst"},
-       "preflight_rdma_pair_bits_per_second",
-       1e9,
-       "verified RDMA write bandwidth between NICs"},
-      {"rdma",
-       R"(([^.-]+)\.gpudirect_gbps)",
-       {"nic"},
-       "preflight_rdma_gpudirect_bits_per_second",
-       1e9,
-       "verified RDMA write bandwidth from the NIC into its nearest GPU's memory"},
-  };
-  return rules;
-}
-
-// The rules with their patterns compiled once: a node has hundreds of metrics.
-const std::vector<std::pair<const FigureRule*, std::regex>>& compiled_rules() {
-  static const auto compiled = [] {
-    std::vector<std::pair<const FigureRule*, std::regex>> out;
-    for (const FigureRule& rule : figure_rules()) out.emplace_back(&rule, std::regex(rule.key));
-    return out;
-  }();
-  return compiled;
-}
 
 struct Sample {
   Labels labels;
@@ -252,19 +89,15 @@ class Exposition {
 constexpr Status kStatuses[] = {Status::pass, Status::warn, Status::fail, Status::skip,
                                 Status::error};
 
-void add_figures(Exposition& out, const CheckResult& check) {
-  for (const auto& [key, value] : check.metrics) {
-    for (const auto& [rule_ptr, pattern] : compiled_rules()) {
-      const FigureRule& rule = *rule_ptr;
-      if (check.name != rule.check) continue;
-      std::smatch m;
-      if (!std::regex_match(key, m, pattern)) continue;
-      Labels labels;
-      for (std::size_t i = 0; i < rule.labels.size(); ++i) {
-        labels.emplace_back(rule.labels[i], m[i + 1].str());
+void add_figures(Exposition& out, const CheckResult& check, const FigureCatalogue& catalogue) {
+  if (const CheckFigures* declared = figures_of(catalogue, check.name)) {
+    for (const Metric& metric : check.metrics) {
+      for (const FigureExport& figure : declared->exports) {
+        auto labels = figure_labels(figure, metric);
+        if (!labels) continue;
+        out.add(figure.family, figure.help, std::move(*labels), metric.value * figure.scale);
+        break;
       }
-      out.add(rule.name, rule.help, std::move(labels), value * rule.scale);
-      break;
     }
   }
   // Pair tables (nvlink): every ordered GPU pair's bandwidth, so a dashboard can find the link.
@@ -318,7 +151,7 @@ double epoch_seconds_of(const std::string& utc_iso8601) {
   return static_cast<double>(timegm(&tm));
 }
 
-std::string verdict_to_prometheus(const Verdict& v) {
+std::string verdict_to_prometheus(const Verdict& v, const FigureCatalogue& figures) {
   Exposition out;
   for (Status s : {Status::pass, Status::warn, Status::fail}) {
     out.add("preflight_verdict", "node verdict of the last run: 1 for the verdict it had",
@@ -362,7 +195,7 @@ std::string verdict_to_prometheus(const Verdict& v) {
   }
   add_findings(out, "run", v.findings);
   for (const CheckResult& c : v.checks) add_findings(out, c.name, c.findings);
-  for (const CheckResult& c : v.checks) add_figures(out, c);
+  for (const CheckResult& c : v.checks) add_figures(out, c, figures);
   return out.text();
 }
 

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "preflight/figures.hpp"
+
 namespace preflight {
 
 enum class DocumentKind { node_verdict, fleet_verdict };
@@ -29,6 +31,7 @@ std::string report_fields_tsv(const ReportDocument& document);
 struct HtmlReportOptions {
   std::string generated_at;  // UTC ISO-8601, shown in the page footer
   std::string tool_version;  // "0.1.0 (git abc123)"
+  FigureCatalogue figures;   // the checks' declared bars (CheckRegistry::figure_catalogue())
 };
 
 // One self-contained HTML page (inline CSS and script, no network fetch) from node and fleet

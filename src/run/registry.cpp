@@ -81,4 +81,14 @@ std::vector<FaultKindSpec> CheckRegistry::fault_kinds() const {
   return kinds;
 }
 
+FigureCatalogue CheckRegistry::figure_catalogue() const {
+  FigureCatalogue catalogue;
+  for (const auto& c : checks_) {
+    const CheckInfo& info = c->info();
+    if (info.figures.empty() && !info.bars) continue;
+    catalogue.push_back({info.name, info.figures, info.bars});
+  }
+  return catalogue;
+}
+
 }  // namespace preflight

@@ -12,6 +12,7 @@
 
 #include "report/html/html_common.hpp"
 #include "report/report_documents.hpp"
+#include "support/builtin_figures.hpp"
 
 using namespace preflight;
 using Json = nlohmann::ordered_json;
@@ -34,7 +35,7 @@ std::string without_wbr(std::string page) {
 std::string render(const std::vector<std::string>& names) {
   std::vector<ReportDocument> docs;
   for (const auto& n : names) docs.push_back(load_report_document(fixture(n)));
-  return without_wbr(render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0 (git test)"}));
+  return without_wbr(render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0 (git test)", test::builtin_figures()}));
 }
 
 ReportDocument node_doc(Json doc) {
@@ -46,7 +47,7 @@ ReportDocument fleet_doc(Json doc) {
 }
 
 std::string render_docs(const std::vector<ReportDocument>& docs) {
-  return without_wbr(render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0"}));
+  return without_wbr(render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0", test::builtin_figures()}));
 }
 
 std::size_t count(const std::string& haystack, const std::string& needle) {

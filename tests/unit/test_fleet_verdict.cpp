@@ -7,6 +7,7 @@
 #include "preflight/errors.hpp"
 #include "fleet/logic/fleet_stats.hpp"
 #include "fleet/logic/fleet_verdict.hpp"
+#include "support/builtin_figures.hpp"
 
 using namespace preflight;
 using Json = nlohmann::ordered_json;
@@ -254,35 +255,35 @@ TEST_CASE("local summary: condensed from a node verdict") {
   v.findings.push_back(make_finding("RUN_INCOMPLETE", "node", "1 check not run"));
   CheckResult gemm;
   gemm.name = "gemm";
-  gemm.add_metric("gpu0.bf16.tflops_median", 771.2);
-  gemm.add_metric("gpu0.bf16.tflops_min", 700);
-  gemm.add_metric("gpu1.bf16.tflops_median", 760.5);
-  gemm.add_metric("gpu10.bf16.tflops_median", 765);
-  gemm.add_metric("gpu0.fp64.tflops_median", 60);
-  gemm.add_metric("gpu1.fp64.tflops_median", std::nan(""));
-  gemm.add_metric("bf16.node_median_tflops", 765);
+  gemm.add_metric("gpu0", "bf16.tflops_median", 771.2, "TFLOP/s");
+  gemm.add_metric("gpu0", "bf16.tflops_min", 700, "TFLOP/s");
+  gemm.add_metric("gpu1", "bf16.tflops_median", 760.5, "TFLOP/s");
+  gemm.add_metric("gpu10", "bf16.tflops_median", 765, "TFLOP/s");
+  gemm.add_metric("gpu0", "fp64.tflops_median", 60, "TFLOP/s");
+  gemm.add_metric("gpu1", "fp64.tflops_median", std::nan(""), "TFLOP/s");
+  gemm.add_metric("", "bf16.node_median_tflops", 765, "TFLOP/s");
   gemm.findings.push_back(make_finding("TEMPERATURE_HIGH", "gpu1", "hot"));
   gemm.findings.push_back(make_finding("NO_GPU_EXPECTED", "node", "info only"));
   CheckResult pcie;
   pcie.name = "pcie";
-  pcie.add_metric("gpu0.h2d_gbps", 53.1);
-  pcie.add_metric("gpu1.h2d_gbps", 51);
-  pcie.add_metric("gpu0.h2d_all_gbps", 20);
-  pcie.add_metric("all.h2d_gbps", 100);
-  pcie.add_metric("gpu0.d2h_gbps", 50);
-  pcie.add_metric("gpu0.bidir_gbps", 90);
+  pcie.add_metric("gpu0", "h2d_gbps", 53.1, "GB/s");
+  pcie.add_metric("gpu1", "h2d_gbps", 51, "GB/s");
+  pcie.add_metric("gpu0", "h2d_all_gbps", 20, "GB/s");
+  pcie.add_metric("", "all.h2d_gbps", 100, "GB/s");
+  pcie.add_metric("gpu0", "d2h_gbps", 50, "GB/s");
+  pcie.add_metric("gpu0", "bidir_gbps", 90, "GB/s");
   CheckResult hbm;
   hbm.name = "hbm";
-  hbm.add_metric("gpu0.hbm_copy_gbps", 1405);
-  hbm.add_metric("gpu0.hbm_traffic_gbps", 2810);
-  hbm.add_metric("gpu1.hbm_traffic_gbps", 2790);
+  hbm.add_metric("gpu0", "hbm_copy_gbps", 1405, "GB/s");
+  hbm.add_metric("gpu0", "hbm_traffic_gbps", 2810, "GB/s");
+  hbm.add_metric("gpu1", "hbm_traffic_gbps", 2790, "GB/s");
   CheckResult inventory;
   inventory.name = "inventory";
-  inventory.add_metric("gpu0.h2d_gbps", 1);  // another check's key: not a pcie figure
+  inventory.add_metric("gpu0", "h2d_gbps", 1, "GB/s");  // another check's key: not a pcie figure
   v.checks = {inventory, gemm, pcie, hbm};
   aggregate(v, false);
 
-  const LocalSummary s = summarize_local(v);
+  const LocalSummary s = summarize_local(v, test::builtin_figures());
   CHECK(s.verdict == "fail");
   CHECK(s.exit_code == 1);
   CHECK(s.reason == v.reason);

@@ -81,8 +81,8 @@ bool all_injected(const CheckResult& r) {
 }
 
 double metric(const CheckResult& r, const std::string& key) {
-  for (const auto& [k, v] : r.metrics) {
-    if (k == key) return v;
+  for (const Metric& m : r.metrics) {
+    if (m.key() == key) return m.value;
   }
   FAIL("no metric " << key);
   return 0;

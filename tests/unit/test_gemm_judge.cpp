@@ -85,13 +85,13 @@ const Finding* find(const GemmJudgement& j, const std::string& entity, const std
 
 bool has_metric(const GemmJudgement& j, const std::string& key) {
   return std::any_of(j.metrics.begin(), j.metrics.end(),
-                     [&](const auto& m) { return m.first == key; });
+                     [&](const Metric& m) { return m.key() == key; });
 }
 
 // NaN when absent, so a missing metric fails any comparison.
 double metric(const GemmJudgement& j, const std::string& key) {
-  for (const auto& [k, v] : j.metrics) {
-    if (k == key) return v;
+  for (const Metric& m : j.metrics) {
+    if (m.key() == key) return m.value;
   }
   return std::nan("");
 }

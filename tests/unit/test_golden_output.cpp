@@ -19,6 +19,7 @@
 #include "support/fake_collective_engine.hpp"
 #include "support/fake_gemm_engine.hpp"
 #include "support/fake_rdma_engine.hpp"
+#include "support/builtin_figures.hpp"
 
 using namespace preflight;
 using namespace std::chrono_literals;
@@ -95,7 +96,7 @@ void compare(const std::string& name, const std::string& actual) {
 }
 
 std::string local_summary_text(const Verdict& v) {
-  const LocalSummary s = summarize_local(v);
+  const LocalSummary s = summarize_local(v, test::builtin_figures());
   std::string out = s.verdict + " " + std::to_string(s.exit_code) + " " + s.reason + "\n";
   for (const auto& f : s.findings) out += "finding " + f + "\n";
   for (const auto& [figure, value] : s.figures) {
@@ -113,7 +114,7 @@ TEST_CASE("golden: every renderer's output on a verdict the checks wrote is unch
   const Verdict v = golden_verdict();
   compare("node.json", verdict_to_json_text(v));
   compare("node.txt", verdict_to_text(v, TextStyle{}));
-  compare("node.prom", verdict_to_prometheus(v));
+  compare("node.prom", verdict_to_prometheus(v, test::builtin_figures()));
   compare("node.local", local_summary_text(v));
 
   // The page and the script lines, from the JSON above and from the fleet fixture.
@@ -125,6 +126,7 @@ TEST_CASE("golden: every renderer's output on a verdict the checks wrote is unch
   HtmlReportOptions html;
   html.generated_at = "2026-01-02T03:05:00Z";
   html.tool_version = "0.0.0-golden";
+  html.figures = test::builtin_figures();
   compare("node.tsv", report_fields_tsv(node));
   compare("report.html", render_html_report({node, fleet}, html));
 }

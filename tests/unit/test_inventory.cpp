@@ -242,7 +242,7 @@ TEST_CASE("inventory: the probe runs on every GPU CUDA sees, and not on injected
   const auto& metrics = out.verdict.checks.at(0).metrics;
   const auto has = [&](const std::string& key) {
     return std::any_of(metrics.begin(), metrics.end(),
-                       [&](const auto& m) { return m.first == key; });
+                       [&](const Metric& m) { return m.key() == key; });
   };
   CHECK(has("gpu0.probe_ms"));
   CHECK(has("gpu_count"));

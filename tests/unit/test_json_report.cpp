@@ -29,9 +29,9 @@ Verdict sample() {
   c.findings.push_back(
       make_finding("TEMPERATURE_CRITICAL", "gpu0", "90 C at idle").measured(90, "C", 85));
   c.findings.push_back(make_finding("MIG_ENABLED", "gpu0", "MIG mode is on"));
-  c.add_metric("gpu_count", 1);
-  c.add_metric("gpu0.temperature_c", 90);
-  c.add_metric("broken", std::nan(""));
+  c.add_metric("", "gpu_count", 1, "count");
+  c.add_metric("gpu0", "temperature_c", 90, "C");
+  c.add_metric("", "broken", std::nan(""), "count");
   v.checks.push_back(c);
   aggregate(v, false);
   return v;

@@ -72,7 +72,7 @@ const Finding* find(const CheckResult& r, const std::string& code, const std::st
 
 bool has_metric(const CheckResult& r, const std::string& key) {
   return std::any_of(r.metrics.begin(), r.metrics.end(),
-                     [&](const auto& m) { return m.first == key; });
+                     [&](const Metric& m) { return m.key() == key; });
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "run/burnin.hpp"
 #include "preflight/catalogue.hpp"
 #include "report/prometheus.hpp"
+#include "support/builtin_figures.hpp"
 
 using namespace preflight;
 
@@ -24,21 +25,21 @@ Verdict node_with_figures() {
   v.profile = "quick";
   CheckResult inv;
   inv.name = "inventory";
-  inv.add_metric("gpu_count", 2);
-  inv.add_metric("gpu1.temperature_c", 41);
-  inv.add_metric("gpu1.probe_ms", 3.5);
+  inv.add_metric("", "gpu_count", 2, "count");
+  inv.add_metric("gpu1", "temperature_c", 41, "C");
+  inv.add_metric("gpu1", "probe_ms", 3.5, "ms");
   inv.findings.push_back(make_finding("ECC_UNCORRECTABLE_VOLATILE", "gpu1", "2 errors"));
   inv.findings.push_back(make_finding("ECC_UNCORRECTABLE_VOLATILE", "gpu1", "again"));
   inv.status = status_from_findings(inv.findings);
   CheckResult gemm;
   gemm.name = "gemm";
-  gemm.add_metric("gpu0.bf16.tflops_median", 771.25);
-  gemm.add_metric("gpu0.bf16.sm_clock_mhz_median", 1980);
-  gemm.add_metric("bf16.node_median_tflops", 770);
-  gemm.add_metric("gpu0.bf16.products", 40);  // not a key figure: JSON only
+  gemm.add_metric("gpu0", "bf16.tflops_median", 771.25, "TFLOP/s");
+  gemm.add_metric("gpu0", "bf16.sm_clock_mhz_median", 1980, "MHz");
+  gemm.add_metric("", "bf16.node_median_tflops", 770, "TFLOP/s");
+  gemm.add_metric("gpu0", "bf16.products", 40, "count");  // not a key figure: JSON only
   CheckResult nvlink;
   nvlink.name = "nvlink";
-  nvlink.add_metric("unidirectional_min_gbps", 370);
+  nvlink.add_metric("", "unidirectional_min_gbps", 370, "GB/s");
   Matrix m;
   m.name = "unidirectional_gbps";
   m.unit = "GB/s";
@@ -47,9 +48,9 @@ Verdict node_with_figures() {
   nvlink.matrices.push_back(m);
   CheckResult rdma;
   rdma.name = "rdma";
-  rdma.add_metric("mlx5_0.rate_gbps", 400);
-  rdma.add_metric("mlx5_0-mlx5_3.pair_gbps", 390.5);
-  rdma.add_metric("mlx5_0.loopback_gbps", 395);
+  rdma.add_metric("mlx5_0", "rate_gbps", 400, "Gb/s");
+  rdma.add_metric("mlx5_0-mlx5_3", "pair_gbps", 390.5, "Gb/s");
+  rdma.add_metric("mlx5_0", "loopback_gbps", 395, "Gb/s");
   CheckResult pcie;
   pcie.name = "pcie";
   pcie.status = Status::skip;
@@ -69,7 +70,7 @@ bool has_line(const std::string& text, const std::string& line) {
 }  // namespace
 
 TEST_CASE("prometheus: verdict, health, timestamp and duration of the run") {
-  const std::string text = verdict_to_prometheus(node_with_figures());
+  const std::string text = verdict_to_prometheus(node_with_figures(), test::builtin_figures());
   CHECK(has_line(text, "preflight_verdict{verdict=\"fail\"} 1"));
   CHECK(has_line(text, "preflight_verdict{verdict=\"pass\"} 0"));
   CHECK(has_line(text, "preflight_healthy 0"));
@@ -81,7 +82,7 @@ TEST_CASE("prometheus: verdict, health, timestamp and duration of the run") {
 }
 
 TEST_CASE("prometheus: one status series per check and status, durations of checks that ran") {
-  const std::string text = verdict_to_prometheus(node_with_figures());
+  const std::string text = verdict_to_prometheus(node_with_figures(), test::builtin_figures());
   CHECK(has_line(text, "preflight_check_status{check=\"inventory\",status=\"fail\"} 1"));
   CHECK(has_line(text, "preflight_check_status{check=\"inventory\",status=\"pass\"} 0"));
   CHECK(has_line(text, "preflight_check_status{check=\"pcie\",status=\"skip\"} 1"));
@@ -96,7 +97,7 @@ TEST_CASE("prometheus: one status series per check and status, durations of chec
 }
 
 TEST_CASE("prometheus: key figures per GPU, NIC and pair in base units") {
-  const std::string text = verdict_to_prometheus(node_with_figures());
+  const std::string text = verdict_to_prometheus(node_with_figures(), test::builtin_figures());
   CHECK(has_line(text, "preflight_gpus 2"));
   CHECK(has_line(text, "preflight_gpu_temperature_celsius{gpu=\"1\"} 41"));
   CHECK(has_line(text, "preflight_gpu_probe_seconds{gpu=\"1\"} 0.0035"));
@@ -116,7 +117,7 @@ TEST_CASE("prometheus: key figures per GPU, NIC and pair in base units") {
 
 TEST_CASE("prometheus: every family has HELP and TYPE once, before its samples, and valid names") {
   Verdict v = node_with_figures();
-  const std::string text = verdict_to_prometheus(v);
+  const std::string text = verdict_to_prometheus(v, test::builtin_figures());
   const std::regex sample(R"(([a-z_:][a-z0-9_:]*)(\{.*\})? (-?[0-9.e+]+))");
   std::set<std::string> typed;
   std::string current;
@@ -151,7 +152,7 @@ TEST_CASE("prometheus: a burn-in says how many passes ran and failed") {
   BurninRequest request;
   request.repeat = 3;
   const Verdict burn = combine_passes({ok, v, ok}, request, "repeat", 40, false);
-  const std::string text = verdict_to_prometheus(burn);
+  const std::string text = verdict_to_prometheus(burn, test::builtin_figures());
   CHECK(has_line(text, "preflight_burnin_passes 3"));
   CHECK(has_line(text, "preflight_burnin_failed_passes 1"));
 }

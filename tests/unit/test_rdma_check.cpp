@@ -60,8 +60,8 @@ std::set<std::string> findings(const CheckResult& r) {
 }
 
 bool has_metric(const CheckResult& r, const std::string& key) {
-  for (const auto& [k, v] : r.metrics) {
-    if (k == key) return true;
+  for (const Metric& m : r.metrics) {
+    if (m.key() == key) return true;
   }
   return false;
 }

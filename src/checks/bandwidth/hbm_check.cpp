@@ -60,8 +60,8 @@ void judge_copy(CheckContext& ctx, BandwidthEngine& engine, const GpuReading& g,
   // A copy reads and writes every byte: memory traffic is twice the bytes copied, which is what
   // the datasheet's memory bandwidth counts.
   const double traffic = 2.0 * stats.median;
-  result.add_metric(entity + ".hbm_copy_gbps", stats.median);
-  result.add_metric(entity + ".hbm_traffic_gbps", traffic);
+  result.add_metric(entity, "hbm_copy_gbps", stats.median, "GB/s");
+  result.add_metric(entity, "hbm_traffic_gbps", traffic, "GB/s");
   const Thresholds& t = *ctx.thresholds;
   const double peak = t.get("hbm.peak_gbps");
   if (peak <= 0) return;
@@ -128,10 +128,10 @@ void judge_patterns(CheckContext& ctx, BandwidthEngine& engine, const GpuReading
       break;
     }
   }
-  result.add_metric(entity + ".pattern_bytes", static_cast<double>(job.bytes));
-  result.add_metric(entity + ".pattern_passes", passes);
-  result.add_metric(entity + ".pattern_bad_words", static_cast<double>(bad_words));
-  if (seconds > 0) result.add_metric(entity + ".pattern_gbps", tested / seconds / 1e9);
+  result.add_metric(entity, "pattern_bytes", static_cast<double>(job.bytes), "B");
+  result.add_metric(entity, "pattern_passes", passes, "count");
+  result.add_metric(entity, "pattern_bad_words", static_cast<double>(bad_words), "count");
+  if (seconds > 0) result.add_metric(entity, "pattern_gbps", tested / seconds / 1e9, "GB/s");
   if (bad_words == 0) return;
   std::string where;
   for (std::size_t i = 0; i < ranges.size() && i < kRangesInMessage; ++i) {
@@ -158,6 +158,12 @@ HbmCheck::HbmCheck() {
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(20), std::chrono::seconds(90), std::chrono::seconds(600)};
   info_.fault_kinds = hbm_fault_kinds();
+  info_.figures = {
+      {"hbm_traffic_gbps", {"gpu"}, {}, "preflight_hbm_bandwidth_bytes_per_second", 1e9,
+       "GPU memory traffic of verified device-to-device copies", "hbm_gbps"},
+      {"pattern_bad_words", {"gpu"}, {}, "preflight_hbm_pattern_bad_words", 1,
+       "words of GPU memory that read back wrong in the pattern test", ""},
+  };
 }
 
 std::optional<std::string> HbmCheck::skip_reason(const CheckContext& ctx) const {
@@ -186,10 +192,9 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
     ++done;
   }
   result.summary = std::to_string(done) + " of " + std::to_string(gpus.size()) + " GPUs tested";
-  for (const auto& [key, value] : result.metrics) {
-    if (key.find(".hbm_traffic_gbps") != std::string::npos) {
-      result.summary +=
-          ", " + key.substr(0, key.find('.')) + " memory traffic " + format_gbps(value);
+  for (const Metric& m : result.metrics) {
+    if (m.name == "hbm_traffic_gbps") {
+      result.summary += ", " + m.entity + " memory traffic " + format_gbps(m.value);
       break;
     }
   }

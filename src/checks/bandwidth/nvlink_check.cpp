@@ -54,6 +54,9 @@ NvlinkCheck::NvlinkCheck() {
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(30), std::chrono::seconds(90), std::chrono::seconds(180)};
   info_.fault_kinds = nvlink_fault_kinds();
+  info_.figures = {{"unidirectional_min_gbps", {}, {},
+                    "preflight_nvlink_min_bandwidth_bytes_per_second", 1e9,
+                    "slowest GPU pair's unidirectional copy bandwidth", "nvlink_gbps"}};
 }
 
 std::optional<std::string> NvlinkCheck::skip_reason(const CheckContext& ctx) const {
@@ -274,7 +277,7 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
       ++measured;
     }
   }
-  if (measured > 0) result.add_metric("unidirectional_min_gbps", lowest);
+  if (measured > 0) result.add_metric("", "unidirectional_min_gbps", lowest, "GB/s");
   result.summary = std::to_string(measured) + " of " + std::to_string(n * (n - 1)) +
                    " ordered pairs measured" +
                    (measured > 0 ? ", lowest " + format_gbps(lowest) : std::string()) +

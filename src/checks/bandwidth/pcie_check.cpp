@@ -69,6 +69,20 @@ PcieCheck::PcieCheck() {
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(20), std::chrono::seconds(60), std::chrono::seconds(120)};
   info_.fault_kinds = pcie_fault_kinds();
+  // Only the one-GPU-at-a-time figures feed the fleet: the all-at-once ones depend on how many
+  // GPUs share a switch.
+  const auto one = [](const char* direction, const char* fleet) {
+    return FigureExport{std::string(direction) + "_gbps", {"gpu"}, {{"direction", direction}},
+                        "preflight_pcie_bandwidth_bytes_per_second", 1e9,
+                        "verified host<->GPU copy bandwidth, one GPU at a time", fleet};
+  };
+  const auto all = [](const char* direction) {
+    return FigureExport{std::string(direction) + "_all_gbps", {"gpu"}, {{"direction", direction}},
+                        "preflight_pcie_concurrent_bandwidth_bytes_per_second", 1e9,
+                        "verified host<->GPU copy bandwidth with every GPU copying at once", ""};
+  };
+  info_.figures = {one("h2d", "pcie_h2d_gbps"), one("d2h", "pcie_d2h_gbps"), one("bidir", ""),
+                   all("h2d"), all("d2h"), all("bidir")};
 }
 
 std::optional<std::string> PcieCheck::skip_reason(const CheckContext& ctx) const {
@@ -91,9 +105,8 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
     if (g.cuda_ordinal < 0) continue;  // inventory reports it
     const PcieExpectation e = expectation_for(g, *ctx.thresholds);
     const std::string entity = gpu_entity(g.index);
-    const std::string prefix = entity + ".";
     if (e.expected_link_gbps > 0)
-      result.add_metric(prefix + "pcie_link_gbps", e.expected_link_gbps);
+      result.add_metric(entity, "pcie_link_gbps", e.expected_link_gbps, "GB/s");
     bool hung = false;
     for (const Direction& d : directions()) {
       if (ctx.cancelled() || SteadyClock::now() >= end) break;
@@ -113,9 +126,9 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
       const BandwidthStats stats = bandwidth_stats(r->total_gbps);
       if (stats.count == 0) continue;
       ++measured;
-      result.add_metric(prefix + d.key + "_gbps", stats.median);
+      result.add_metric(entity, std::string(d.key) + "_gbps", stats.median, "GB/s");
       if (d.link_multiple == 1 && !r->streams.empty() && r->streams[0].numa_node >= 0) {
-        result.add_metric(prefix + "host_numa_node", r->streams[0].numa_node);
+        result.add_metric(entity, "host_numa_node", r->streams[0].numa_node, "index");
       }
       const double fail = e.fail_below_gbps * d.link_multiple;
       const double warn = e.warn_below_gbps * d.link_multiple;
@@ -155,13 +168,13 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
                                                      [&engine, m] { return engine.measure(m); });
       const std::string what = std::string(d.what) + " copies on all GPUs at once";
       if (judge_measurement_failure(r, "node", what, result.findings)) break;
-      result.add_metric(std::string("all.") + d.key + "_gbps",
-                        bandwidth_stats(r->total_gbps).median);
+      result.add_metric("", std::string("all.") + d.key + "_gbps",
+                        bandwidth_stats(r->total_gbps).median, "GB/s");
       for (std::size_t i = 0; i < usable.size() && i < r->streams.size(); ++i) {
         const BandwidthStats stats = bandwidth_stats(r->streams[i].gbps);
         if (stats.count == 0) continue;
         const std::string entity = gpu_entity(usable[i]->index);
-        result.add_metric(entity + "." + d.key + "_all_gbps", stats.median);
+        result.add_metric(entity, std::string(d.key) + "_all_gbps", stats.median, "GB/s");
         const double fail = expected[i].fail_below_gbps;
         if (fail > 0 && stats.median < fail) {
           result.findings.push_back(
@@ -178,9 +191,11 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
 
   result.summary =
       std::to_string(measured) + " measurements on " + std::to_string(usable.size()) + " GPUs";
-  for (const auto& [key, value] : result.metrics) {
-    if (key.size() > 9 && key.compare(key.size() - 9, 9, ".h2d_gbps") == 0) {
-      result.summary += ", " + key.substr(0, key.size() - 9) + " h2d " + format_gbps(value);
+  // The first GPU's one-direction figure (the all-GPUs figure comes after every GPU's).
+  for (const Metric& m : result.metrics) {
+    if (m.name == "h2d_gbps" || m.name == "all.h2d_gbps") {
+      result.summary += ", " + (m.entity.empty() ? std::string("all") : m.entity) + " h2d " +
+                        format_gbps(m.value);
       break;
     }
   }

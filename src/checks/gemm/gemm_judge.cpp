@@ -236,37 +236,41 @@ std::string tflops_text(double value) {
 void add_gpu_metrics(const SpeedRow& row, const TelemetrySummary& tel, Metrics& metrics) {
   const GemmGpuOutcome& o = *row.outcome;
   const GemmGpuRun& run = *o.run;
-  const std::string prefix = gpu_entity(o.gpu_index) + "." + std::string(to_string(o.dtype)) + ".";
+  const std::string entity = gpu_entity(o.gpu_index);
+  const std::string dtype = std::string(to_string(o.dtype)) + ".";
+  const auto add = [&](const char* name, double value, const char* unit) {
+    metrics.push_back({entity, dtype + name, value, unit});
+  };
   double product_ms = 0.0;
   double verify_ms = 0.0;
   for (const GemmProductRecord& p : run.products) {
     product_ms += p.product_ms;
     verify_ms += p.verify_ms;
   }
-  metrics.emplace_back(prefix + "tflops_median", row.stats.median);
-  metrics.emplace_back(prefix + "tflops_min", row.stats.min);
-  metrics.emplace_back(prefix + "tflops_max", row.stats.max);
-  metrics.emplace_back(prefix + "products", static_cast<double>(run.products.size()));
+  add("tflops_median", row.stats.median, "TFLOP/s");
+  add("tflops_min", row.stats.min, "TFLOP/s");
+  add("tflops_max", row.stats.max, "TFLOP/s");
+  add("products", static_cast<double>(run.products.size()), "count");
   if (product_ms > 0.0) {
-    metrics.emplace_back(prefix + "verify_overhead_pct", 100.0 * verify_ms / product_ms);
+    add("verify_overhead_pct", 100.0 * verify_ms / product_ms, "%");
   }
   // What a job would see per unit of time if it verified like this: the cost of checking.
   if (product_ms + verify_ms > 0.0) {
     const double flops = gemm_flops(run.m, run.n, run.k) * static_cast<double>(run.products.size());
-    metrics.emplace_back(prefix + "effective_tflops", flops / ((product_ms + verify_ms) * 1e9));
+    add("effective_tflops", flops / ((product_ms + verify_ms) * 1e9), "TFLOP/s");
     // Wall time from the first timed product to the last: also input generation, the
     // references and any gap the host left. The figure to hold against a plain cuBLAS loop.
     if (run.wall_s > 0.0) {
-      metrics.emplace_back(prefix + "throughput_tflops", flops / (run.wall_s * 1e12));
+      add("throughput_tflops", flops / (run.wall_s * 1e12), "TFLOP/s");
     }
   }
   if (tel.sm_clock_mhz_median) {
-    metrics.emplace_back(prefix + "sm_clock_mhz_median", *tel.sm_clock_mhz_median);
+    add("sm_clock_mhz_median", *tel.sm_clock_mhz_median, "MHz");
   }
   if (tel.temperature_c_max) {
-    metrics.emplace_back(prefix + "temperature_c_max", *tel.temperature_c_max);
+    add("temperature_c_max", *tel.temperature_c_max, "C");
   }
-  if (tel.power_w_median) metrics.emplace_back(prefix + "power_w_median", *tel.power_w_median);
+  if (tel.power_w_median) add("power_w_median", *tel.power_w_median, "W");
 }
 
 void judge_peak(const SpeedRow& row, const Thresholds& thresholds, FindingSink& sink) {
@@ -463,8 +467,8 @@ GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thre
     // Over every GPU of the dtype: on a mixed node it mixes models, but it is the one figure
     // a dashboard compares across nodes.
     if (medians.size() >= 2) {
-      out.metrics.emplace_back(std::string(to_string(dtype)) + ".node_median_tflops",
-                               summarize(medians).median);
+      out.metrics.push_back({"", std::string(to_string(dtype)) + ".node_median_tflops",
+                             summarize(medians).median, "TFLOP/s"});
     }
     const std::string line = summarize_dtype(dtype, outcomes, rows);
     out.summary += (out.summary.empty() ? "" : "; ") + line;

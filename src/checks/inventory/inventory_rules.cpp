@@ -222,20 +222,22 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
 }
 
 void add_metrics(const NodeReading& node, InventoryJudgement& out) {
-  out.metrics.emplace_back("gpu_count", static_cast<double>(node.gpus.size()));
-  if (node.pci_gpu_count) out.metrics.emplace_back("pci_gpu_count", *node.pci_gpu_count);
+  out.metrics.push_back({"", "gpu_count", static_cast<double>(node.gpus.size()), "count"});
+  if (node.pci_gpu_count) {
+    out.metrics.push_back({"", "pci_gpu_count", static_cast<double>(*node.pci_gpu_count), "count"});
+  }
   for (const auto& g : node.gpus) {
-    const std::string p = gpu_entity(g) + ".";
-    const auto opt = [&](const std::string& key, auto value) {
-      if (value) out.metrics.emplace_back(p + key, static_cast<double>(*value));
+    const std::string entity = gpu_entity(g);
+    const auto opt = [&](const char* name, auto value, const char* unit) {
+      if (value) out.metrics.push_back({entity, name, static_cast<double>(*value), unit});
     };
-    opt("temperature_c", g.temperature_c);
-    opt("pcie_gen_max_link", g.pcie_gen_max_link);
-    opt("pcie_width", g.pcie_width_current);
-    opt("nvlink_active", g.nvlink_active);
-    opt("ecc_corrected_volatile", g.ecc_corrected_volatile);
-    opt("ecc_uncorrected_volatile", g.ecc_uncorrected_volatile);
-    if (g.responsive) out.metrics.emplace_back(p + "probe_ms", g.probe_ms);
+    opt("temperature_c", g.temperature_c, "C");
+    opt("pcie_gen_max_link", g.pcie_gen_max_link, "generation");
+    opt("pcie_width", g.pcie_width_current, "lanes");
+    opt("nvlink_active", g.nvlink_active, "links");
+    opt("ecc_corrected_volatile", g.ecc_corrected_volatile, "count");
+    opt("ecc_uncorrected_volatile", g.ecc_uncorrected_volatile, "count");
+    if (g.responsive) out.metrics.push_back({entity, "probe_ms", g.probe_ms, "ms"});
   }
 }
 

@@ -169,15 +169,15 @@ bool judge_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const 
   const std::string key = op_key(op);
   for (const auto& size : r->sizes) {
     const std::string prefix = key + "." + std::to_string(size.bytes) + ".";
-    result.add_metric(prefix + "busbw_gbps", size.busbw_gbps);
-    result.add_metric(prefix + "algbw_gbps", size.algbw_gbps);
+    result.add_metric("", prefix + "busbw_gbps", size.busbw_gbps, "GB/s");
+    result.add_metric("", prefix + "algbw_gbps", size.algbw_gbps, "GB/s");
   }
   std::uint64_t corrupt = 0;
   for (const auto& row : r->corrupt_from) {
     for (std::uint64_t n : row) corrupt += n;
   }
-  result.add_metric(key + ".corrupt_elements", static_cast<double>(corrupt));
-  result.add_metric(key + ".verified", r->verified ? 1.0 : 0.0);
+  result.add_metric("", key + ".corrupt_elements", static_cast<double>(corrupt), "count");
+  result.add_metric("", key + ".verified", r->verified ? 1.0 : 0.0, "bool");
   // The largest size is the one near the links' peak, as nccl-tests' large sizes are.
   if (r->sizes.size() != plan.sizes.size() || r->sizes.empty()) return !r->timed_out;
   const CollectiveSizeResult& largest = r->sizes.back();
@@ -208,6 +208,10 @@ NcclCheck::NcclCheck() {
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(45), std::chrono::seconds(120), std::chrono::seconds(600)};
   info_.fault_kinds = nccl_fault_kinds();
+  info_.figures = {{"{op}.{bytes}.busbw_gbps", {}, {}, "preflight_nccl_busbw_bytes_per_second",
+                    1e9,
+                    "bus bandwidth of the node's verified collective (nccl-tests' definition)",
+                    ""}};
 }
 
 std::optional<std::string> NcclCheck::skip_reason(const CheckContext& ctx) const {
@@ -314,7 +318,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
     result.summary =
         std::to_string(done) + " of " + std::to_string(ops.size()) + " collectives run; ";
   }
-  result.add_metric("ranks", nranks);
+  result.add_metric("", "ranks", nranks, "count");
   result.summary +=
       std::to_string(nranks) + " GPUs" +
       (summary.empty() ? std::string()

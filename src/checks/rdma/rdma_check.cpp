@@ -110,7 +110,7 @@ void judge_inventory(const RdmaInventory& inv, const RdmaExpectations& expect,
     for (const RdmaPort& p : d.ports) {
       const double rate =
           p.rate_gbps > 0 ? p.rate_gbps : rdma_port_rate_gbps(p.active_speed, p.active_width);
-      if (rate > 0) metrics.emplace_back(port_entity(d.name, p.port_num) + ".rate_gbps", rate);
+      if (rate > 0) metrics.push_back({port_entity(d.name, p.port_num), "rate_gbps", rate, "Gb/s"});
     }
     // The NIC's PCIe link must carry its fastest port.
     double fastest = 0;
@@ -164,7 +164,7 @@ void judge_inventory(const RdmaInventory& inv, const RdmaExpectations& expect,
                                         std::to_string(*expect.rnics))
                            .measured(static_cast<double>(usable.size()), "ports", *expect.rnics));
   }
-  metrics.emplace_back("usable_ports", static_cast<double>(usable.size()));
+  metrics.push_back({"", "usable_ports", static_cast<double>(usable.size()), "count"});
 }
 
 void judge_transfer(const PlannedTransfer& t, const std::optional<RdmaTransferResult>& r,
@@ -195,12 +195,10 @@ void judge_transfer(const PlannedTransfer& t, const std::optional<RdmaTransferRe
                      what + ": " + std::to_string(r->bad_bytes) + " bytes arrived changed")
             .measured(static_cast<double>(r->bad_bytes), "bytes"));
   }
-  const std::string key =
-      t.entity + "." + (t.kind == "gpudirect" ? std::string("gpudirect") : t.kind) + "_gbps";
-  metrics.emplace_back(key, r->gbps);
+  metrics.push_back({t.entity, t.kind + "_gbps", r->gbps, "Gb/s"});
   if (t.kind == "gpudirect") {
     // Which registration worked matters to NCCL: 1 dma-buf, 0 nvidia-peermem.
-    metrics.emplace_back(t.entity + ".gpudirect_dmabuf", r->registration == "dma-buf" ? 1.0 : 0.0);
+    metrics.push_back({t.entity, "gpudirect_dmabuf", r->registration == "dma-buf" ? 1.0 : 0.0, "bool"});
   }
   const TransferClass c =
       classify_transfer(r->gbps, t.expected_gbps, thresholds.get("rdma.fail_fraction"),
@@ -257,6 +255,16 @@ RdmaCheck::RdmaCheck() {
       nic_kind("rdma-slow", FaultValue::number,
                "RDMA writes from and to the NIC deliver FACTOR of their bandwidth, e.g. 0.5",
                {"RDMA_BANDWIDTH_LOW", "RDMA_BANDWIDTH_MARGINAL", "FAULT_TARGET_MISSING"}),
+  };
+  info_.figures = {
+      {"rate_gbps", {"port"}, {}, "preflight_rdma_port_rate_bits_per_second", 1e9,
+       "RDMA port rate", ""},
+      {"loopback_gbps", {"port"}, {}, "preflight_rdma_loopback_bits_per_second", 1e9,
+       "verified RDMA write bandwidth of a port to itself", ""},
+      {"pair_gbps", {"src", "dst"}, {}, "preflight_rdma_pair_bits_per_second", 1e9,
+       "verified RDMA write bandwidth between NICs", ""},
+      {"gpudirect_gbps", {"nic"}, {}, "preflight_rdma_gpudirect_bits_per_second", 1e9,
+       "verified RDMA write bandwidth from the NIC into its nearest GPU's memory", ""},
   };
   info_.options = {{kExpectFlag, "N",
                     "rdma: number of usable RDMA ports (active, link up) the node must have; "
@@ -386,9 +394,8 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
                    " transfers run";
   int dmabuf = 0;
   int peer_memory = 0;
-  for (const auto& [key, value] : result.metrics) {
-    if (key.size() < 17 || key.compare(key.size() - 17, 17, ".gpudirect_dmabuf") != 0) continue;
-    ++(value > 0 ? dmabuf : peer_memory);
+  for (const Metric& m : result.metrics) {
+    if (m.name == "gpudirect_dmabuf") ++(m.value > 0 ? dmabuf : peer_memory);
   }
   if (dmabuf + peer_memory > 0) {
     result.summary += "; GPUDirect by dma-buf on " + std::to_string(dmabuf) +

@@ -15,36 +15,15 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// "gpu3.bf16.tflops_median" -> "bf16.tflops_median"; empty when the key is not per GPU.
-std::string_view gpu_metric_suffix(std::string_view key) {
-  if (key.substr(0, 3) != "gpu") return {};
-  std::size_t i = 3;
-  while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i]))) ++i;
-  if (i == 3 || i >= key.size() || key[i] != '.') return {};
-  return key.substr(i + 1);
-}
-
-// The fleet figure a node-verdict metric feeds, or empty.
-std::string fleet_figure_of(const std::string& check, const std::string& key) {
-  if (check == "nvlink") return key == "unidirectional_min_gbps" ? "nvlink_gbps" : "";
-  const std::string_view suffix = gpu_metric_suffix(key);
-  if (suffix.empty()) return {};
-  if (check == "gemm") {
-    constexpr std::string_view kTail = ".tflops_median";
-    if (suffix.size() <= kTail.size() || suffix.substr(suffix.size() - kTail.size()) != kTail) {
-      return {};
+// The fleet figure a node-verdict metric feeds under its check's declarations, or empty.
+std::string fleet_figure_of(const CheckFigures* declared, const Metric& metric) {
+  if (declared == nullptr) return {};
+  for (const FigureExport& figure : declared->exports) {
+    if (figure.fleet_figure.empty()) continue;
+    if (const auto labels = figure_labels(figure, metric)) {
+      return with_labels(figure.fleet_figure, *labels);
     }
-    const std::string_view dtype = suffix.substr(0, suffix.size() - kTail.size());
-    if (dtype.find('.') != std::string_view::npos) return {};
-    return "gemm_" + std::string(dtype) + "_tflops";
   }
-  if (check == "pcie") {
-    // gpuN.h2d_gbps alone: the *_all_gbps figures depend on how many GPUs share a switch.
-    if (suffix == "h2d_gbps") return "pcie_h2d_gbps";
-    if (suffix == "d2h_gbps") return "pcie_d2h_gbps";
-    return {};
-  }
-  if (check == "hbm" && suffix == "hbm_traffic_gbps") return "hbm_gbps";
   return {};
 }
 
@@ -116,7 +95,7 @@ std::string class_part(std::size_t count, const std::string& singular, const std
 
 }  // namespace
 
-LocalSummary summarize_local(const Verdict& v) {
+LocalSummary summarize_local(const Verdict& v, const FigureCatalogue& figures) {
   LocalSummary s;
   s.verdict = std::string(to_string(v.verdict));
   s.exit_code = v.exit_code;
@@ -125,9 +104,11 @@ LocalSummary summarize_local(const Verdict& v) {
   add_finding_keys(v.findings, s.findings);
   for (const CheckResult& c : v.checks) {
     add_finding_keys(c.findings, s.findings);
-    for (const auto& [key, value] : c.metrics) {
+    const CheckFigures* declared = figures_of(figures, c.name);
+    for (const Metric& metric : c.metrics) {
+      const double value = metric.value;
       if (!std::isfinite(value)) continue;
-      std::string figure = fleet_figure_of(c.name, key);
+      std::string figure = fleet_figure_of(declared, metric);
       if (figure.empty()) continue;
       // A node is as slow as its slowest GPU: a job waits for it at every step.
       auto it = std::find_if(s.figures.begin(), s.figures.end(),

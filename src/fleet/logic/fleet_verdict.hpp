@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/report.hpp"
+#include "preflight/figures.hpp"
 #include "preflight/verdict.hpp"
 
 namespace preflight {
@@ -30,14 +31,12 @@ struct LocalSummary {
   std::vector<std::pair<std::string, double>> figures;
 };
 
-// The node verdict condensed. Figures, each the minimum over the node's GPUs (a node is as slow
-// as its slowest GPU), only those the checks measured:
-//   gemm_<dtype>_tflops  gemm:  gpuN.<dtype>.tflops_median
-//   pcie_h2d_gbps        pcie:  gpuN.h2d_gbps
-//   pcie_d2h_gbps        pcie:  gpuN.d2h_gbps
-//   hbm_gbps             hbm:   gpuN.hbm_traffic_gbps (the figure held against the datasheet)
-//   nvlink_gbps          nvlink: unidirectional_min_gbps (already the node's slowest pair)
-LocalSummary summarize_local(const Verdict& v);
+// The node verdict condensed. Figures, each the minimum over the entities that feed it (a node
+// is as slow as its slowest GPU), only those the checks measured; which metric feeds which figure
+// is each check's declaration (FigureExport::fleet_figure in `figures`, from
+// CheckRegistry::figure_catalogue()): today gemm_<dtype>_tflops, pcie_h2d_gbps, pcie_d2h_gbps,
+// hbm_gbps and nvlink_gbps (docs/fleet.md).
+LocalSummary summarize_local(const Verdict& v, const FigureCatalogue& figures);
 
 // {"verdict", "exit_code", "reason", "duration_s", "findings": [..], "figures": {name: number}}.
 nlohmann::ordered_json local_summary_to_json(const LocalSummary& s);

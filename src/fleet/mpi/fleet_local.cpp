@@ -69,7 +69,7 @@ LocalOutcome run_local_checks(FleetRun& run) {
         v.exit_code = kExitUnhealthy;
         v.reason = "injected: local-fail@node=" + std::to_string(run.link->rank());
       }
-      out.report.local = summarize_local(v);
+      out.report.local = summarize_local(v, registry.figure_catalogue());
       if (!args.local_json_dir.empty()) {
         const std::string path = (std::filesystem::path(args.local_json_dir) /
                                   (run.host + "-rank" + std::to_string(run.link->rank()) + ".json"))

@@ -1,4 +1,5 @@
-// The charts of a node verdict: per-GPU TFLOP/s bars from the gemm check, every matrix as a
+// The charts of a node verdict: per-GPU bars where a check declares them (the gemm check's
+// TFLOP/s), every matrix as a
 // heat map, and the remaining metrics as tables (docs/report.md). Drawn with HTML and inline
 // styles only, so they print, need no script and no fetch.
 #include <algorithm>
@@ -27,44 +28,38 @@ bool split_gpu_key(const std::string& key, long& gpu, std::string& rest) {
   return true;
 }
 
-// "bf16.tflops_median" -> {"bf16", "tflops_median"}: the dtype is the one segment before it.
-bool split_dtype(const std::string& rest, std::string& dtype, std::string& figure) {
-  const std::size_t dot = rest.find('.');
-  if (dot == std::string::npos || dot == 0 || rest.find('.', dot + 1) != std::string::npos) {
-    return false;
-  }
-  dtype = rest.substr(0, dot);
-  figure = rest.substr(dot + 1);
-  return true;
-}
-
 constexpr std::size_t kMaxMatrixSide = 128;
 
-constexpr const char* kNodeMedianSuffix = ".node_median_tflops";
+// The group a per-GPU key ("gpu3.bf16.tflops_median") belongs to under `pattern`
+// ("{dtype}.tflops_median"): "bf16"; empty when it does not match.
+std::string group_of_gpu_key(const std::string& key, const std::string& pattern, long& gpu) {
+  std::string rest;
+  if (!split_gpu_key(key, gpu, rest)) return {};
+  const auto labels = match_metric_name(pattern, rest);
+  return labels && labels->size() == 1 ? labels->front().second : std::string();
+}
 
-bool is_node_median_key(const std::string& key) {
-  const std::string suffix = kNodeMedianSuffix;
-  return key.size() > suffix.size() &&
-         key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-         key.find('.') == key.size() - suffix.size();
+// The group of a node key ("bf16.node_median_tflops") under `pattern`; empty when none.
+std::string group_of_node_key(const std::string& key, const std::string& pattern) {
+  const auto labels = match_metric_name(pattern, key);
+  return labels && labels->size() == 1 ? labels->front().second : std::string();
 }
 
 // Keys the bars show, so the metrics tables do not repeat them.
-bool drawn_as_bar(const std::string& check, const std::string& key) {
-  if (check != "gemm") return false;
-  if (is_node_median_key(key)) return true;
+bool drawn_as_bar(const CheckFigures* declared, const std::string& key) {
+  if (declared == nullptr || !declared->bars) return false;
+  const BarChartSpec& bars = *declared->bars;
   long gpu = 0;
-  std::string rest, dtype, figure;
-  return split_gpu_key(key, gpu, rest) && split_dtype(rest, dtype, figure) &&
-         figure == "tflops_median";
+  return !group_of_node_key(key, bars.node).empty() ||
+         !group_of_gpu_key(key, bars.median, gpu).empty();
 }
 
 struct GpuSpeed {
   std::optional<double> median, min, max;
 };
 
-struct DtypeBars {
-  std::string dtype;
+struct GroupBars {
+  std::string group;  // the value of the chart's group label: "bf16"
   std::map<long, GpuSpeed> gpus;
   std::optional<double> node_median;
 };
@@ -80,23 +75,23 @@ std::string pct(double percent) {
   return buf;
 }
 
-// The worst gemm finding per (GPU entity, dtype), which colours that GPU's bar of the dtype. The
-// gemm check starts its speed messages with the dtype ("bf16: 7.2% slower ..."); a finding whose
-// message does not name one of the drawn dtypes that way (a CUDA error, a hang) colours every
-// bar of its GPU. Only the colour depends on this: the finding itself is in the findings table.
+// The worst finding of the check per (GPU entity, group), which colours that GPU's bar of the
+// group. A check that draws bars starts its messages about one group with it ("bf16: 7.2% slower
+// ..."); a finding whose message does not name one of the drawn groups that way (a CUDA error, a
+// hang) colours every bar of its GPU. Only the colour depends on this: the finding itself is in the findings table.
 using WorstFinding = std::map<std::pair<std::string, std::string>, std::string>;
 
-WorstFinding worst_by_entity(const Json& findings, const std::vector<std::string>& dtypes) {
+WorstFinding worst_by_entity(const Json& findings, const std::vector<std::string>& groups) {
   WorstFinding worst;
   for (const Json& f : findings) {
     const std::string s = text(f, "severity");
     if (s != "fail" && s != "warn") continue;
     const std::string message = text(f, "message");
     std::vector<std::string> hit;
-    for (const std::string& d : dtypes) {
+    for (const std::string& d : groups) {
       if (message.compare(0, d.size() + 1, d + ":") == 0) hit.push_back(d);
     }
-    for (const std::string& d : hit.empty() ? dtypes : hit) {
+    for (const std::string& d : hit.empty() ? groups : hit) {
       std::string& w = worst[{text(f, "entity"), d}];
       if (w != "fail") w = s;
     }
@@ -104,24 +99,25 @@ WorstFinding worst_by_entity(const Json& findings, const std::vector<std::string
   return worst;
 }
 
-std::string bar_group(const DtypeBars& d, const WorstFinding& worst) {
+std::string bar_group(const GroupBars& d, const std::string& unit, const WorstFinding& worst) {
   double scale = d.node_median.value_or(0.0);
   for (const auto& [gpu, s] : d.gpus) {
     scale = std::max({scale, s.median.value_or(0.0), s.max.value_or(0.0)});
   }
-  std::string out = "<div class=\"bars\"><h4>" + escape(d.dtype);
+  std::string out = "<div class=\"bars\"><h4>" + escape(d.group);
   if (d.node_median) {
-    out += " <span class=\"meta\">node median " + format_number(d.node_median) + " TFLOP/s</span>";
+    out += " <span class=\"meta\">node median " + format_number(d.node_median) + " " + unit +
+           "</span>";
   }
   out += "</h4>\n";
   for (const auto& [gpu, s] : d.gpus) {
     const std::string entity = "gpu" + std::to_string(gpu);
-    const auto w = worst.find({entity, d.dtype});
+    const auto w = worst.find({entity, d.group});
     const char* tone = w == worst.end() ? "t-info" : tone_class(w->second);
     out += "<div class=\"bar-row\"><span class=\"mono\">" + entity +
-           "</span><span class=\"bar-track\" title=\"" + entity + " " + escape(d.dtype) +
+           "</span><span class=\"bar-track\" title=\"" + entity + " " + escape(d.group) +
            ": median " + format_number(s.median) + ", min " + format_number(s.min) + ", max " +
-           format_number(s.max) + " TFLOP/s\">";
+           format_number(s.max) + " " + unit + "\">";
     if (s.median) {
       out += "<span class=\"bar " + std::string(tone) +
              "\" style=\"width:" + pct(share(*s.median, scale)) + "\"></span>";
@@ -136,7 +132,8 @@ std::string bar_group(const DtypeBars& d, const WorstFinding& worst) {
              "\"></span>";
     }
     out +=
-        "</span><span class=\"bar-value\">" + format_number(s.median) + " TFLOP/s</span></div>\n";
+        "</span><span class=\"bar-value\">" + format_number(s.median) + " " + unit +
+        "</span></div>\n";
   }
   return out + "</div>\n";
 }
@@ -219,8 +216,9 @@ std::string heat_map(const std::string& check, const Json& m) {
   return out + "</figure>\n";
 }
 
-std::string metrics_of_check(const Json& check) {
+std::string metrics_of_check(const Json& check, const FigureCatalogue& catalogue) {
   const std::string name = text(check, "name");
+  const CheckFigures* declared = figures_of(catalogue, name);
   const Json& metrics = object(check, "metrics");
   // gpuN.<figure> keys become one row per figure and one column per GPU; the rest a list.
   std::vector<std::string> figures;
@@ -229,7 +227,7 @@ std::string metrics_of_check(const Json& check) {
   std::vector<std::pair<std::string, const Json*>> others;
   std::size_t shown = 0;
   for (auto it = metrics.begin(); it != metrics.end(); ++it) {
-    if (drawn_as_bar(name, it.key())) continue;
+    if (drawn_as_bar(declared, it.key())) continue;
     ++shown;
     long gpu = 0;
     std::string rest;
@@ -277,51 +275,55 @@ std::string metrics_of_check(const Json& check) {
 
 }  // namespace
 
-std::string gemm_bars(const Json& checks) {
+std::string bar_charts(const Json& checks, const FigureCatalogue& figures) {
   std::string out;
-  for (const Json& check : checks) {
-    if (text(check, "name") != "gemm") continue;
-    std::vector<DtypeBars> groups;
-    const auto group = [&groups](const std::string& dtype) -> DtypeBars& {
-      for (DtypeBars& g : groups) {
-        if (g.dtype == dtype) return g;
-      }
-      groups.push_back(DtypeBars{dtype, {}, std::nullopt});
-      return groups.back();
-    };
-    const Json& metrics = object(check, "metrics");
-    for (auto it = metrics.begin(); it != metrics.end(); ++it) {
-      long gpu = 0;
-      std::string rest, dtype, figure;
-      if (split_gpu_key(it.key(), gpu, rest) && split_dtype(rest, dtype, figure)) {
-        if (figure == "tflops_median") {
-          group(dtype).gpus[gpu].median = number_of(it.value());
+  for (const CheckFigures& declared : figures) {
+    if (!declared.bars) continue;
+    const BarChartSpec& spec = *declared.bars;
+    std::string charts;
+    for (const Json& check : checks) {
+      if (text(check, "name") != declared.check) continue;
+      std::vector<GroupBars> groups;
+      const auto group = [&groups](const std::string& value) -> GroupBars& {
+        for (GroupBars& g : groups) {
+          if (g.group == value) return g;
         }
-      } else if (is_node_median_key(it.key())) {
-        const std::string key = it.key();
-        group(key.substr(0, key.find('.'))).node_median = number_of(it.value());
+        groups.push_back(GroupBars{value, {}, std::nullopt});
+        return groups.back();
+      };
+      const Json& metrics = object(check, "metrics");
+      for (auto it = metrics.begin(); it != metrics.end(); ++it) {
+        long gpu = 0;
+        if (const std::string g = group_of_gpu_key(it.key(), spec.median, gpu); !g.empty()) {
+          group(g).gpus[gpu].median = number_of(it.value());
+        } else if (const std::string n = group_of_node_key(it.key(), spec.node); !n.empty()) {
+          group(n).node_median = number_of(it.value());
+        }
+      }
+      // min and max only for GPUs that have a median: they draw the range over its bar.
+      for (GroupBars& g : groups) {
+        const Labels labels = {{spec.group_label, g.group}};
+        const std::string min_name = with_labels(spec.min, labels);
+        const std::string max_name = with_labels(spec.max, labels);
+        for (auto& [gpu, s] : g.gpus) {
+          const std::string prefix = "gpu" + std::to_string(gpu) + ".";
+          if (const Json* v = member(metrics, (prefix + min_name).c_str())) s.min = number_of(*v);
+          if (const Json* v = member(metrics, (prefix + max_name).c_str())) s.max = number_of(*v);
+        }
+      }
+      std::vector<std::string> names;
+      for (const GroupBars& g : groups) names.push_back(g.group);
+      const WorstFinding worst = worst_by_entity(array(check, "findings"), names);
+      for (const GroupBars& g : groups) {
+        if (!g.gpus.empty()) charts += bar_group(g, spec.unit, worst);
       }
     }
-    // min and max only for GPUs that have a median: they draw the range over its bar.
-    for (DtypeBars& g : groups) {
-      for (auto& [gpu, s] : g.gpus) {
-        const std::string prefix = "gpu" + std::to_string(gpu) + "." + g.dtype + ".";
-        if (const Json* v = member(metrics, (prefix + "tflops_min").c_str())) s.min = number_of(*v);
-        if (const Json* v = member(metrics, (prefix + "tflops_max").c_str())) s.max = number_of(*v);
-      }
-    }
-    std::vector<std::string> dtypes;
-    for (const DtypeBars& g : groups) dtypes.push_back(g.dtype);
-    const WorstFinding worst = worst_by_entity(array(check, "findings"), dtypes);
-    for (const DtypeBars& g : groups) {
-      if (!g.gpus.empty()) out += bar_group(g, worst);
+    if (!charts.empty()) {
+      out += "<h3>" + escape(spec.title) + "</h3>\n<p class=\"meta\">" + escape(spec.legend) +
+             "</p>\n" + charts;
     }
   }
-  if (out.empty()) return "";
-  return "<h3>GEMM speed per GPU</h3>\n<p class=\"meta\">Bar: median TFLOP/s over the products; "
-         "black line: minimum to maximum; dashed line: node median. Blue: no gemm finding on the "
-         "GPU for the dtype; amber or red: its worst is warn or fail.</p>\n" +
-         out;
+  return out;
 }
 
 std::string matrix_heat_maps(const Json& checks) {
@@ -335,9 +337,9 @@ std::string matrix_heat_maps(const Json& checks) {
          out;
 }
 
-std::string metrics_details(const Json& checks) {
+std::string metrics_details(const Json& checks, const FigureCatalogue& figures) {
   std::string out;
-  for (const Json& check : checks) out += metrics_of_check(check);
+  for (const Json& check : checks) out += metrics_of_check(check, figures);
   if (out.empty()) return "";
   return "<h3>Metrics</h3>\n" + out;
 }

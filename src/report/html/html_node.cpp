@@ -229,7 +229,8 @@ std::string findings_table(const Json& run_findings, const Json& checks) {
   return out + "</tbody></table>\n";
 }
 
-std::string node_section(const ReportDocument& document, std::size_t n) {
+std::string node_section(const ReportDocument& document, std::size_t n,
+                         const FigureCatalogue& figures) {
   const Json& doc = document.doc;
   const std::string host = text(doc, "host");
   const Json& tool = object(doc, "tool");
@@ -255,9 +256,9 @@ std::string node_section(const ReportDocument& document, std::size_t n) {
   const Json& checks = array(doc, "checks");
   out += "<h3>Checks</h3>\n" + checks_table(checks);
   out += "<h3>Findings</h3>\n" + findings_table(array(doc, "findings"), checks);
-  out += gemm_bars(checks);
+  out += bar_charts(checks, figures);
   out += matrix_heat_maps(checks);
-  out += metrics_details(checks);
+  out += metrics_details(checks, figures);
   std::string argv;
   for (const Json& a : array(doc, "argv")) argv += (argv.empty() ? "" : " ") + text_of(a);
   out += "<details><summary>Command line</summary><p><code>" + cell(argv) +

@@ -3,12 +3,13 @@
 // every string from the document is escaped; none throws on a missing or mistyped field.
 //   html_report.cpp  the page: head, style, script, summary, then one section per document
 //   html_node.cpp    a node verdict: system, burn-in passes, checks, findings
-//   html_charts.cpp  per-GPU TFLOP/s bars, matrices as heat maps, metrics tables
+//   html_charts.cpp  per-GPU bars (TFLOP/s), matrices as heat maps, metrics tables
 //   html_fleet.cpp   a fleet verdict: conclusions, nodes, rounds
 #include <cstddef>
 #include <optional>
 #include <string>
 
+#include "preflight/figures.hpp"
 #include "report/html/html_common.hpp"
 #include "report/report_documents.hpp"
 
@@ -32,7 +33,8 @@ std::string burn_in_text(const BurnIn& burn_in);
 // finding says `injected` (a drill's marks survive even if the list was lost).
 bool is_drill(const Json& doc);
 
-std::string node_section(const ReportDocument& document, std::size_t n);
+std::string node_section(const ReportDocument& document, std::size_t n,
+                         const FigureCatalogue& figures);
 std::string fleet_section(const ReportDocument& document, std::size_t n);
 
 // A checks table (status, time, summary, skip reason, findings count) for `checks[]` of a node
@@ -41,11 +43,12 @@ std::string checks_table(const Json& checks);
 // Every finding, run-level (`findings`) first then per check, worst severity first.
 std::string findings_table(const Json& run_findings, const Json& checks);
 
-// The gemm check's `gpuN.<dtype>.tflops_median` as one bar group per dtype; "" when none.
-std::string gemm_bars(const Json& checks);
+// Per-GPU bars of every check that declares them (CheckInfo::bars; the gemm check's
+// `gpuN.<dtype>.tflops_median`, one bar group per dtype); "" when none.
+std::string bar_charts(const Json& checks, const FigureCatalogue& figures);
 // Every `checks[].matrices` entry as a heat-map table; "" when there is none.
 std::string matrix_heat_maps(const Json& checks);
 // The metrics not drawn above, per check, in collapsed <details>; "" when there are none.
-std::string metrics_details(const Json& checks);
+std::string metrics_details(const Json& checks, const FigureCatalogue& figures);
 
 }  // namespace preflight::html

@@ -1,0 +1,98 @@
+// Figure declarations: how a check's typed metrics become labelled Prometheus samples and fleet
+// figures (include/preflight/figures.hpp), and that the built-in checks' declarations hold
+// together.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <set>
+
+#include "preflight/check.hpp"
+#include "preflight/figures.hpp"
+#include "preflight/thresholds.hpp"
+#include "support/builtin_figures.hpp"
+
+using namespace preflight;
+
+TEST_CASE("figures: a name pattern matches segment by segment and captures its labels") {
+  const auto bf16 = match_metric_name("{dtype}.tflops_median", "bf16.tflops_median");
+  REQUIRE(bf16);
+  CHECK(*bf16 == Labels{{"dtype", "bf16"}});
+  CHECK_FALSE(match_metric_name("{dtype}.tflops_median", "tflops_median"));
+  CHECK_FALSE(match_metric_name("{dtype}.tflops_median", "bf16.x.tflops_median"));
+  CHECK_FALSE(match_metric_name("{dtype}.tflops_median", ".tflops_median"));
+  CHECK_FALSE(match_metric_name("h2d_gbps", "h2d_all_gbps"));
+  const auto nccl = match_metric_name("{op}.{bytes}.busbw_gbps", "allgather.1048576.busbw_gbps");
+  REQUIRE(nccl);
+  CHECK(*nccl == Labels{{"op", "allgather"}, {"bytes", "1048576"}});
+}
+
+TEST_CASE("figures: entity labels, fixed labels, then the name's labels") {
+  const FigureExport gpu{"{dtype}.tflops_median", {"gpu"}, {}, "f", 1, "h", "gemm_{dtype}_tflops"};
+  const auto labels = figure_labels(gpu, {"gpu12", "fp64.tflops_median", 60, "TFLOP/s"});
+  REQUIRE(labels);
+  CHECK(*labels == Labels{{"gpu", "12"}, {"dtype", "fp64"}});
+  CHECK(with_labels(gpu.fleet_figure, *labels) == "gemm_fp64_tflops");
+  CHECK_FALSE(figure_labels(gpu, {"", "fp64.tflops_median", 60, ""}));       // not per GPU
+  CHECK_FALSE(figure_labels(gpu, {"mlx5_0", "fp64.tflops_median", 60, ""}));  // not a GPU
+  CHECK_FALSE(figure_labels(gpu, {"gpu1x", "fp64.tflops_median", 60, ""}));
+
+  const FigureExport pcie{"h2d_gbps", {"gpu"}, {{"direction", "h2d"}}, "f", 1e9, "h", ""};
+  CHECK(*figure_labels(pcie, {"gpu0", "h2d_gbps", 53, "GB/s"}) ==
+        Labels{{"gpu", "0"}, {"direction", "h2d"}});
+
+  const FigureExport pair{"pair_gbps", {"src", "dst"}, {}, "f", 1e9, "h", ""};
+  CHECK(*figure_labels(pair, {"mlx5_0-mlx5_3", "pair_gbps", 390, "Gb/s"}) ==
+        Labels{{"src", "mlx5_0"}, {"dst", "mlx5_3"}});
+  CHECK_FALSE(figure_labels(pair, {"mlx5_0", "pair_gbps", 390, "Gb/s"}));
+
+  const FigureExport node{"unidirectional_min_gbps", {}, {}, "f", 1e9, "h", "nvlink_gbps"};
+  CHECK(figure_labels(node, {"", "unidirectional_min_gbps", 370, "GB/s"}) == Labels{});
+  CHECK_FALSE(figure_labels(node, {"gpu0", "unidirectional_min_gbps", 370, "GB/s"}));
+}
+
+TEST_CASE("figures: every built-in declaration is usable by the reporters") {
+  const std::regex family("preflight_[a-z0-9_]+");
+  const std::regex label("[a-z_][a-z0-9_]*");
+  std::set<std::string> checks;
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  for (const std::string& name : registry.names()) checks.insert(name);
+  const FigureCatalogue catalogue = test::builtin_figures();
+  CHECK_FALSE(catalogue.empty());
+  for (const CheckFigures& c : catalogue) {
+    INFO(c.check);
+    CHECK(checks.count(c.check) == 1);
+    for (const FigureExport& f : c.exports) {
+      INFO(f.metric);
+      CHECK(std::regex_match(f.family, family));
+      CHECK_FALSE(f.help.empty());
+      CHECK(f.scale > 0);
+      CHECK(f.entity_labels.size() <= 2);
+      for (const auto& l : f.entity_labels) CHECK(std::regex_match(l, label));
+      // A fleet figure's placeholders are all labels of the metric name.
+      Labels named;
+      if (const auto m = match_metric_name(f.metric, f.metric)) {
+        for (const auto& l : *m) named.emplace_back(l.first, "x");
+      }
+      CHECK(with_labels(f.fleet_figure, named).find('{') == std::string::npos);
+    }
+    if (c.bars) {
+      const auto median = match_metric_name(c.bars->median, c.bars->median);
+      REQUIRE(median);
+      REQUIRE(median->size() == 1);
+      CHECK(median->front().first == c.bars->group_label);
+    }
+  }
+}
+
+TEST_CASE("thresholds: every warning limit names a failure limit that exists") {
+  int ordered = 0;
+  for (const ThresholdSpec& spec : threshold_specs()) {
+    if (spec.fail_key.empty()) continue;
+    ++ordered;
+    INFO(spec.key);
+    CHECK(find_threshold_spec(spec.fail_key) != nullptr);
+    CHECK(spec.fail_key != spec.key);
+  }
+  CHECK(ordered == 8);
+}
