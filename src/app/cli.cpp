@@ -271,7 +271,7 @@ Invocation parse_command_line(int argc, const char* const* argv,
       inv.fleet.check_options.set(check_options[i].flag, fleet_check_values[i]);
     }
     inv.command = Command::fleet;
-    inv.fleet.local_profile = parse_profile(local_profile).value_or(Profile::quick);
+    inv.fleet.profile = parse_profile(local_profile).value_or(Profile::quick);
   } else if (list->parsed()) {
     inv.command = Command::list;
   } else if (report->parsed()) {

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
         return finish(run_command(inv, argc, argv));
       case Command::fleet: {
 #ifdef PREFLIGHT_HAVE_MPI
-        const FleetCommandResult r = fleet_command(inv, argc, argv);
+        const FleetCommandResult r = fleet_command(inv.fleet, argc, argv);
         return finish(CommandResult{r.exit_code, r.threads_abandoned});
 #else
         std::cerr << "preflight: fleet: this binary was built without MPI "

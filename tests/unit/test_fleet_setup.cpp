@@ -102,7 +102,7 @@ TEST_CASE("fleet cli: options") {
              "--json", "-", "--expect-gpus", "8"});
   REQUIRE(inv.command == Command::fleet);
   CHECK(inv.fleet.transport == "host");
-  CHECK(inv.fleet.local_profile == Profile::standard);
+  CHECK(inv.fleet.profile == Profile::standard);
   CHECK(inv.fleet.group_size == 3);
   CHECK(inv.fleet.timeout_s == 600);
   CHECK(inv.fleet.group_timeout_s == Approx(2.5));

@@ -35,7 +35,7 @@ void prepare(FleetRun& run) {
   run.iterations = args.transport == "host" ? 8 : 20;
   CheckRegistry registry;
   register_builtin_checks(registry);
-  const auto plan = plan_checks(registry, args.local_profile, args.checks, args.check_options);
+  const auto plan = plan_checks(registry, args.profile, args.checks, args.check_options);
   const double local_s = args.local_timeout_s ? *args.local_timeout_s
                                               : static_cast<double>(default_timeout(plan).count());
   run.timing = plan_fleet_timing(
@@ -85,9 +85,9 @@ FleetExit serve(FleetRun& run) {
 
 }  // namespace
 
-FleetCommandResult fleet_command(const Invocation& inv, int argc, char** argv) {
+FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv) {
   FleetRun run;
-  run.args = &inv.fleet;
+  run.args = &args;
   run.argv.assign(argv, argv + argc);
   run.start = SteadyClock::now();
   run.started_at = utc_iso8601(std::chrono::system_clock::now());
@@ -109,7 +109,7 @@ FleetCommandResult fleet_command(const Invocation& inv, int argc, char** argv) {
   }
   if (link->rank() == 0) {
     try {
-      prepare_coordinator(inv.fleet);
+      prepare_coordinator(args);
     } catch (const InvalidInput& e) {
       std::fprintf(stderr, "preflight: %s\n", e.what());
       std::fflush(nullptr);
@@ -119,7 +119,7 @@ FleetCommandResult fleet_command(const Invocation& inv, int argc, char** argv) {
 
   run.backend = make_system_gpu_backend();
   LocalOutcome local = run_local_checks(run);
-  if (inv.fleet.transport == "host") {
+  if (args.transport == "host") {
     run.transport = make_host_transport(*link);
   } else {
     run.transport =

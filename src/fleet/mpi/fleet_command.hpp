@@ -1,5 +1,5 @@
 #pragma once
-#include "app/cli.hpp"
+#include "fleet/mpi/fleet_args.hpp"
 
 namespace preflight {
 
@@ -10,6 +10,6 @@ struct FleetCommandResult {
 
 // `preflight fleet`, in every rank of the MPI job. Starts and ends MPI itself; bad input is
 // reported by rank 0 only and ends every rank with exit 2.
-FleetCommandResult fleet_command(const Invocation& inv, int argc, char** argv);
+FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv);
 
 }  // namespace preflight

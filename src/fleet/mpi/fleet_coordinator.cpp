@@ -80,7 +80,7 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   v.started_at = run.started_at;
   v.argv = run.argv;
   v.transport = args.transport;
-  v.local_profile = std::string(to_string(args.local_profile));
+  v.local_profile = std::string(to_string(args.profile));
   v.group_size = args.group_size;
   v.round_bound = run.timing.round_bound;
   v.timeout_s = run.timing.total_s;

@@ -33,7 +33,7 @@ LocalOutcome run_local_checks(FleetRun& run) {
   try {
     CheckRegistry registry;
     register_builtin_checks(registry);
-    const auto plan = plan_checks(registry, args.local_profile, args.checks, args.check_options);
+    const auto plan = plan_checks(registry, args.profile, args.checks, args.check_options);
     // A thresholds file missing or wrong on this node is this node's problem, not the
     // fleet's: it is reported as its local result.
     if (!args.thresholds_path.empty()) {
@@ -44,12 +44,12 @@ LocalOutcome run_local_checks(FleetRun& run) {
     skeleton.tool.git = build::kGitRevision;
     skeleton.host = run.host;
     skeleton.started_at = run.started_at;
-    skeleton.profile = std::string(to_string(args.local_profile));
+    skeleton.profile = std::string(to_string(args.profile));
     skeleton.argv = run.argv;
     skeleton.injected_faults = run.mine.specs;
     RunState state(std::move(skeleton), plan, false);
     RunSettings settings;
-    settings.profile = args.local_profile;
+    settings.profile = args.profile;
     settings.expect.gpus = args.expect_gpus;
     settings.deadline = run.at(run.timing.local_s);
     settings.thresholds_path = args.thresholds_path;

@@ -10,7 +10,7 @@
 #include "fleet/mpi/fleet_protocol.hpp"
 #include "fleet/mpi/mpi_link.hpp"
 #include "fleet/mpi/transport.hpp"
-#include "app/cli.hpp"
+#include "fleet/mpi/fleet_args.hpp"
 #include "fleet/logic/fleet_setup.hpp"
 #include "fleet/logic/fleet_verdict.hpp"
 #include "preflight/engine/gpu_backend.hpp"
