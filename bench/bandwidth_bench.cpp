@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "preflight/engine/bandwidth_engine.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/engines.hpp"
 
 namespace {
 
@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  const auto backend = make_system_gpu_backend();
-  BandwidthEngine* engine = backend->bandwidth_engine();
+  const auto owned = make_system_bandwidth_engine();
+  BandwidthEngine* engine = owned.get();
   if (engine == nullptr) return fail("this binary has no copy engine (built without CUDA)");
 
   std::vector<Direction> directions = {{"host_to_device", CopyDirection::host_to_device},

@@ -19,7 +19,7 @@
 
 #include "checks/gemm/gemm_math.hpp"
 #include "preflight/engine/gemm_engine.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/engines.hpp"
 
 namespace {
 
@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  const auto backend = make_system_gpu_backend();
-  GemmEngine* engine = backend->gemm_engine();
+  const auto owned = make_system_gemm_engine();
+  GemmEngine* engine = owned.get();
   if (engine == nullptr) return fail("this binary has no GEMM engine (built without CUDA)");
 
   GemmJob job;

@@ -14,7 +14,7 @@
 
 #include "preflight/faults.hpp"
 #include "preflight/figures.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/engines.hpp"
 #include "preflight/thresholds.hpp"
 #include "preflight/verdict.hpp"
 
@@ -83,7 +83,7 @@ struct CheckContext {
   const Thresholds* thresholds = nullptr;
   const FaultPlan* faults = nullptr;
   const NodeReading* node = nullptr;  // from discovery
-  GpuBackend* gpu = nullptr;
+  Engines engines;  // the node backend and the measurement engines; nullptr where none
   SteadyClock::time_point deadline;
   std::shared_ptr<std::atomic<bool>> cancel;  // set when the deadline passed or on a signal
   const CheckOptions* options = nullptr;      // never null while a check runs

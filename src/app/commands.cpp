@@ -129,7 +129,7 @@ CommandResult thresholds_command(const Invocation& inv) {
     }
     thresholds = Thresholds::for_sku(sku, "--sku");
   } else {
-    auto backend = make_system_gpu_backend();
+    auto backend = make_system_node_backend();
     const auto node = discover_within(*backend, seconds(20));
     if (!node) {
       std::cerr << "preflight: GPU discovery did not answer within 20 s\n";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/commands.hpp"
+#include "app/system_engines.hpp"
 #ifdef PREFLIGHT_HAVE_MPI
 #include "fleet/mpi/fleet_command.hpp"
 #endif
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
         return finish(run_command(inv, argc, argv));
       case Command::fleet: {
 #ifdef PREFLIGHT_HAVE_MPI
-        const FleetCommandResult r = fleet_command(inv.fleet, argc, argv);
+        const FleetCommandResult r = fleet_command(inv.fleet, argc, argv, make_system_engines);
         return finish(CommandResult{r.exit_code, r.threads_abandoned});
 #else
         std::cerr << "preflight: fleet: this binary was built without MPI "

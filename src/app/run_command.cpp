@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "app/commands.hpp"
+#include "app/system_engines.hpp"
 #include "report/atomic_file.hpp"
 #include "model/build_info.hpp"
 #include "run/burnin.hpp"
@@ -172,7 +173,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   settings.thresholds_path = args.thresholds_path;
   settings.options = args.check_options;
 
-  auto backend = make_system_gpu_backend();
+  OwnedEngines engines = make_system_engines();
   std::unique_ptr<ProgressDisplay> progress = make_progress(args, request, plan);
   // Every finished pass, whole. Only this thread touches it, except the supervisor's emergency
   // path, which runs only while this thread is stuck inside runner.run.
@@ -205,7 +206,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
           std::_Exit(deliver(final_verdict(done, by_signal ? "signal" : "stuck"), args));
         });
     if (progress) progress->begin_pass(index, &state);
-    Runner runner(*backend, pass_faults);
+    Runner runner(engines.view(), pass_faults);
     RunOutcome outcome = runner.run(state, plan, settings);
     if (!state.claim_finalize()) {
       // The supervisor is writing the verdict and will end the process.
@@ -229,6 +230,8 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
     stopped_by = burnin_stop(request, end).value_or("");
   }
   if (progress) progress->finish();
+  // A thread left behind may still use an engine: never destroy them under it.
+  if (abandoned) engines.release();
   return {deliver(final_verdict(passes, stopped_by), args), abandoned};
 }
 

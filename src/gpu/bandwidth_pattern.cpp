@@ -15,6 +15,7 @@
 #include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/bandwidth_support.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_scope.hpp"
 #include "kernels/bandwidth_kernels.hpp"
 #include "kernels/memory_patterns.hpp"
 #include "model/memory_ranges.hpp"
@@ -48,6 +49,8 @@ PatternResult CudaBandwidthEngine::pattern_test(const PatternJob& job) {
   }
   const std::uint64_t words = job.bytes / 4;
   const std::uint64_t chunk_count = pattern_chunk_count(words);
+  // Before the resources: they are freed, or the stream polled, with the job's GPU current.
+  DeviceScope device;
   std::optional<CudaStream> stream;
   Event start;
   Event verified;
@@ -72,7 +75,7 @@ PatternResult CudaBandwidthEngine::pattern_test(const PatternJob& job) {
   };
 
   try {
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(job.cuda_ordinal));
+    device.set(job.cuda_ordinal);
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
     PREFLIGHT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));

@@ -14,6 +14,7 @@
 #include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/bandwidth_support.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_scope.hpp"
 
 namespace preflight {
 namespace {
@@ -46,6 +47,8 @@ BandwidthEngine::Reference CudaBandwidthEngine::reference(const CopyStream& stre
   const int device = stream.cuda_ordinal;
   const bool to_peer =
       stream.direction == CopyDirection::peer && stream.peer_ordinal != stream.cuda_ordinal;
+  // Before the resources: they are freed, or the stream polled, with `device` current.
+  DeviceScope current;
   std::optional<CudaStream> s;
   Event start;
   Event end;
@@ -63,7 +66,7 @@ BandwidthEngine::Reference CudaBandwidthEngine::reference(const CopyStream& stre
   };
   try {
     if (to_peer) enable_peer_access(device, stream.peer_ordinal);  // as measure() does
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(device));
+    current.set(device);
     s.emplace();
     start = timing_event();
     end = timing_event();
@@ -88,9 +91,9 @@ BandwidthEngine::Reference CudaBandwidthEngine::reference(const CopyStream& stre
       case CopyDirection::device_to_device:
       case CopyDirection::peer:
         src.emplace(bytes);
-        if (to_peer) PREFLIGHT_CUDA_CHECK(cudaSetDevice(stream.peer_ordinal));
+        if (to_peer) current.set(stream.peer_ordinal);
         dst.emplace(bytes);
-        PREFLIGHT_CUDA_CHECK(cudaSetDevice(device));
+        current.set(device);
         from = src->get();
         to = dst->get();
         break;

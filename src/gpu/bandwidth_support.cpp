@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "gpu/device_scope.hpp"
 #include "gpu/pci_address.hpp"
 
 namespace preflight {
@@ -86,7 +87,7 @@ void enable_peer_access(int from, int to) {
   if (can == 0) {
     throw CudaError(__FILE__, __LINE__, "cudaDeviceCanAccessPeer", cudaErrorPeerAccessUnsupported);
   }
-  PREFLIGHT_CUDA_CHECK(cudaSetDevice(from));
+  const DeviceScope device(from);
   const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
   if (status == cudaErrorPeerAccessAlreadyEnabled) {
     cudaGetLastError();  // not an error here; it must not be reported by the next call

@@ -1,7 +1,7 @@
 #pragma once
 // The cuBLAS implementation of GemmEngine (include/preflight/gemm_engine.hpp): the products of
 // the gemm check and the benchmark's plain loop. Owned by the CUDA backend
-// (cuda_backend.cpp, GpuBackend::gemm_engine()).
+// (cuda_backend.cpp, NodeBackend::gemm_engine()).
 #include "preflight/engine/gemm_engine.hpp"
 
 namespace preflight {

@@ -20,11 +20,12 @@
 #include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cublas_gemm_engine.hpp"
+#include "gpu/device_scope.hpp"
 #include "gpu/nccl_version.hpp"
 #include "gpu/nvml_library.hpp"
 #include "gpu/pci_address.hpp"
 #include "kernels/probe_kernel.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/engines.hpp"
 
 namespace preflight {
 namespace {
@@ -153,16 +154,12 @@ std::string format_seconds(SteadyClock::duration duration) {
   return text;
 }
 
-class CudaNvmlBackend final : public GpuBackend {
+class CudaNvmlBackend final : public NodeBackend {
  public:
   NodeReading discover() override;
   void read_health(NodeReading& node) override;
   void probe(GpuReading& gpu, SteadyClock::time_point deadline) override;
   std::optional<GpuTelemetry> telemetry(const GpuReading& gpu) override;
-  GemmEngine* gemm_engine() override { return &gemm_engine_; }
-  BandwidthEngine* bandwidth_engine() override { return &bandwidth_engine_; }
-  RdmaEngine* rdma_engine() override { return rdma_engine_.get(); }
-  CollectiveEngine* collective_engine() override { return collective_engine_.get(); }
 
  private:
   // Loaded once and kept: NVML device handles stay valid only while it is initialized. Once,
@@ -176,11 +173,6 @@ class CudaNvmlBackend final : public GpuBackend {
 
   std::once_flag nvml_once_;
   std::unique_ptr<NvmlLibrary> nvml_;
-  CudaGemmEngine gemm_engine_;            // stateless: shared by the check's per-GPU threads
-  CudaBandwidthEngine bandwidth_engine_;  // stateless too
-  std::unique_ptr<RdmaEngine> rdma_engine_ = make_system_rdma_engine();
-  // Loads libnccl.so.2 on first use, not here: discovery must not pay for it.
-  std::unique_ptr<CollectiveEngine> collective_engine_ = make_nccl_collective_engine();
 };
 
 NodeReading CudaNvmlBackend::discover() {
@@ -254,7 +246,8 @@ std::optional<GpuTelemetry> CudaNvmlBackend::telemetry(const GpuReading& gpu) {
 // correctly.
 std::string run_probe(GpuReading& gpu, SteadyClock::time_point deadline,
                       const std::string& timeout_error) {
-  PREFLIGHT_CUDA_CHECK(cudaSetDevice(gpu.cuda_ordinal));
+  // First, so the resources below are freed with this GPU current.
+  const DeviceScope device(gpu.cuda_ordinal);
   CudaStream stream;
   CudaEvent done;
   DeviceBuffer<std::uint32_t> device_words(kProbeWords);
@@ -339,8 +332,22 @@ void CudaNvmlBackend::probe(GpuReading& gpu, SteadyClock::time_point deadline) {
 
 }  // namespace
 
-std::unique_ptr<GpuBackend> make_system_gpu_backend() {
+std::unique_ptr<NodeBackend> make_system_node_backend() {
   return std::make_unique<CudaNvmlBackend>();
+}
+
+// Stateless: shared by the gemm check's per-GPU threads.
+std::unique_ptr<GemmEngine> make_system_gemm_engine() {
+  return std::make_unique<CudaGemmEngine>();
+}
+
+std::unique_ptr<BandwidthEngine> make_system_bandwidth_engine() {
+  return std::make_unique<CudaBandwidthEngine>();
+}
+
+// Loads libnccl.so.2 on first use, not here: discovery must not pay for it.
+std::unique_ptr<CollectiveEngine> make_system_collective_engine() {
+  return make_nccl_collective_engine();
 }
 
 }  // namespace preflight

@@ -22,6 +22,7 @@
 
 #include "gpu/bandwidth_support.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_scope.hpp"
 #include "kernels/bandwidth_kernels.hpp"
 #include "kernels/memory_patterns.hpp"
 
@@ -66,6 +67,9 @@ struct Memory {
 
 // One CopyStream and what it owns, on the GPU that issues its copies.
 struct Lane {
+  explicit Lane(DeviceScope& run_scope) : scope(run_scope) {}
+
+  DeviceScope& scope;  // the run's, which outlives its lanes
   CopyStream spec;
   int device = 0;         // issues the copies, runs the kernels, owns stream and events
   int dst_device = -1;    // where a device destination lives
@@ -86,8 +90,8 @@ struct Lane {
   // Every buffer is freed with its own device current: a peer destination here, everything else
   // by the members' destructors after this body, with the lane's device current.
   ~Lane() {
-    if (dst.device && dst_device >= 0 && cudaSetDevice(dst_device) == cudaSuccess) dst.reset();
-    cudaSetDevice(device);
+    if (dst.device && dst_device >= 0 && scope.try_set(dst_device) == cudaSuccess) dst.reset();
+    (void)scope.try_set(device);
     cudaGetLastError();
   }
 
@@ -149,7 +153,7 @@ class CopyRun {
   // The start events go with their own device current (the lanes see to theirs).
   ~CopyRun() {
     for (std::size_t g = 0; g < starts_.size(); ++g) {
-      if (cudaSetDevice(start_devices_[g]) == cudaSuccess) starts_[g].reset();
+      if (device_.try_set(start_devices_[g]) == cudaSuccess) starts_[g].reset();
     }
     cudaGetLastError();
   }
@@ -175,6 +179,9 @@ class CopyRun {
   MeasurementResult& out_;
   const std::size_t words_;           // allocated per buffer
   const std::size_t verified_words_;  // whole words within the bytes copied
+  // Every device switch of the run; declared before what it owns, so it restores the caller's
+  // device only after the lanes and start events are freed.
+  DeviceScope device_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<Event> starts_;  // one per issuing device, in order of first appearance
   std::vector<int> start_devices_;
@@ -185,7 +192,7 @@ class CopyRun {
 
 void CopyRun::add_lane(std::size_t index) {
   const CopyStream& spec = m_.streams[index];
-  auto owned = std::make_unique<Lane>();
+  auto owned = std::make_unique<Lane>(device_);
   Lane& lane = *owned;
   lane.spec = spec;
   lane.device = spec.cuda_ordinal;
@@ -195,7 +202,7 @@ void CopyRun::add_lane(std::size_t index) {
   const bool to_peer = spec.direction == CopyDirection::peer && spec.peer_ordinal != lane.device;
   // Before anything is allocated: the source's kernels and copies must reach the peer's memory.
   if (to_peer) enable_peer_access(lane.device, spec.peer_ordinal);
-  PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane.device));
+  device_.set(lane.device);
   PREFLIGHT_CUDA_CHECK(preload_bandwidth_kernels());
   lane.stream.emplace();
   lanes_.push_back(std::move(owned));  // from here on, an error path must wait for its stream
@@ -221,22 +228,22 @@ void CopyRun::add_lane(std::size_t index) {
   switch (spec.direction) {
     case CopyDirection::host_to_device:
       lane.src = host_memory(lane.device, words_, lane, true, out_.streams[index].numa_node);
-      PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane.device));
+      device_.set(lane.device);
       lane.dst.device.emplace(words_);
       lane.dst_device = lane.device;
       break;
     case CopyDirection::device_to_host:
       lane.dst = host_memory(lane.device, words_, lane, false, out_.streams[index].numa_node);
-      PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane.device));
+      device_.set(lane.device);
       lane.src.device.emplace(words_);
       break;
     case CopyDirection::device_to_device:
     case CopyDirection::peer:
       lane.src.device.emplace(words_);
       lane.dst_device = to_peer ? spec.peer_ordinal : lane.device;
-      PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane.dst_device));
+      device_.set(lane.dst_device);
       lane.dst.device.emplace(words_);
-      PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane.device));
+      device_.set(lane.device);
       break;
   }
   // Device buffers are filled by this device's kernels, a peer destination through peer access.
@@ -258,7 +265,7 @@ void CopyRun::setup() {
   (*latch_)[1] = 0;
   counts_.emplace(lanes_.size());
   for (auto& lane : lanes_) {
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane->device));
+    device_.set(lane->device);
     void* words = nullptr;
     PREFLIGHT_CUDA_CHECK(cudaHostGetDevicePointer(&words, latch_->get(), 0));
     lane->latch_release = static_cast<std::uint32_t*>(words);
@@ -298,7 +305,7 @@ void CopyRun::warm_up() {
   const int warmups = std::max(m_.warmups, slow ? 1 : 0);
   if (warmups == 0) return;
   for (auto& lane : lanes_) {
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane->device));
+    device_.set(lane->device);
     PREFLIGHT_CUDA_CHECK(cudaEventRecord(lane->warm_start.get(), lane->stream->get()));
     for (int i = 0; i < warmups; ++i) copy(*lane);
     PREFLIGHT_CUDA_CHECK(cudaEventRecord(lane->warm_end.get(), lane->stream->get()));
@@ -318,7 +325,7 @@ void CopyRun::sample() {
   latch[0] = 0;
   for (auto& lane : lanes_) {
     const cudaStream_t s = lane->stream->get();
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane->device));
+    device_.set(lane->device);
     PREFLIGHT_CUDA_CHECK(
         launch_latch(lane->latch_release, lane->latch_timed_out, kLatchTimeoutNs, s));
     // The leader comes first among its device's lanes, so its record is queued before the
@@ -331,7 +338,7 @@ void CopyRun::sample() {
   }
   for (auto& lane : lanes_) {
     const cudaStream_t s = lane->stream->get();
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane->device));
+    device_.set(lane->device);
     const double idle_ms =
         slowed(lane->spec) ? lane->copy_ms * (1.0 / lane->spec.slow_factor - 1.0) : 0.0;
     for (int i = 0; i < m_.copies_per_sample; ++i) {
@@ -372,7 +379,7 @@ void CopyRun::verify() {
     if (!lane.dst.device) continue;
     const cudaStream_t s = lane.stream->get();
     unsigned long long* counter = lane.mismatches->get();
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(lane.device));
+    device_.set(lane.device);
     PREFLIGHT_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(*counter), s));
     // A peer destination is read through peer access, by the source GPU's kernel.
     PREFLIGHT_CUDA_CHECK(launch_pattern_verify(lane.dst.get(), verified_words_, kPatternRandom,
@@ -424,7 +431,7 @@ void CopyRun::dispose_after_error() noexcept {
   for (auto& lane : lanes_) {
     if (!lane->stream) continue;
     for (;;) {
-      cudaSetDevice(lane->device);
+      (void)device_.try_set(lane->device);
       const cudaError_t status = cudaStreamQuery(lane->stream->get());
       if (status == cudaSuccess) break;
       if (status != cudaErrorNotReady || Clock::now() >= m_.deadline) {

@@ -3,7 +3,7 @@
 // measurements of the pcie, nvlink and hbm checks (bandwidth_engine.cpp), the benchmark's plain
 // copies and the peer-access query (bandwidth_reference.cpp), and the hbm check's memory pattern
 // test (bandwidth_pattern.cpp). Owned by the CUDA backend (cuda_backend.cpp,
-// GpuBackend::bandwidth_engine()).
+// NodeBackend::bandwidth_engine()).
 //
 // What callers can rely on beyond the interface:
 // - Streams on several GPUs (the all-GPUs PCIe measurement, bidirectional peer copies) are

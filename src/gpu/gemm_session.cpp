@@ -57,12 +57,12 @@ DtypeCall dtype_call(GemmDtype dtype) {
   throw std::invalid_argument("unknown GEMM dtype");
 }
 
-DtypeCall prepare_device(const GemmJob& job, GemmGpuRun& info) {
+DtypeCall prepare_device(const GemmJob& job, GemmGpuRun& info, DeviceScope& device) {
   if (job.m <= 0 || job.n <= 0 || job.k <= 0) {
     throw std::invalid_argument("invalid GEMM size " + std::to_string(job.m) + " x " +
                                 std::to_string(job.n) + " x " + std::to_string(job.k));
   }
-  PREFLIGHT_CUDA_CHECK(cudaSetDevice(job.cuda_ordinal));
+  device.set(job.cuda_ordinal);
   cudaDeviceProp properties{};
   PREFLIGHT_CUDA_CHECK(cudaGetDeviceProperties(&properties, job.cuda_ordinal));
   info.device_name = properties.name;
@@ -90,7 +90,7 @@ DtypeCall prepare_device(const GemmJob& job, GemmGpuRun& info) {
 
 GemmSession::GemmSession(const GemmJob& job, GemmGpuRun& info)
     : job_(job),
-      call_(prepare_device(job, info)),
+      call_(prepare_device(job, info, device_)),
       a_(elements(job.m, job.k) * call_.input_bytes),
       b_(elements(job.k, job.n) * call_.input_bytes),
       c_(elements(job.m, job.n) * (call_.wide ? 8 : 4)),

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_scope.hpp"
 #include "kernels/gemm_kernels.hpp"
 #include "preflight/engine/gemm_engine.hpp"
 
@@ -104,10 +105,10 @@ inline std::size_t vector_count(const GemmJob& job) {
   return 2 * static_cast<std::size_t>(job.k) + 4 * static_cast<std::size_t>(job.n);
 }
 
-// Makes the job's GPU current on this thread and checks that the job fits in its free memory.
-// Records the device and the footprint in `info`. A member initializer of GemmSession, so it runs
-// before any allocation.
-DtypeCall prepare_device(const GemmJob& job, GemmGpuRun& info);
+// Makes the job's GPU current on this thread (through `device`, the session's scope) and checks
+// that the job fits in its free memory. Records the device and the footprint in `info`. A member
+// initializer of GemmSession, so it runs before any allocation.
+DtypeCall prepare_device(const GemmJob& job, GemmGpuRun& info, DeviceScope& device);
 
 // Everything one job allocates on its GPU, and the calls it queues. Members are destroyed in
 // reverse order: the cuBLAS handle (which synchronizes) first, the stream last.
@@ -136,6 +137,8 @@ class GemmSession {
   void abandon() noexcept;
 
  private:
+  // First member: the job's device stays current while every resource below is made and freed.
+  DeviceScope device_;
   const GemmJob& job_;
   DtypeCall call_;
   CudaStream stream_;

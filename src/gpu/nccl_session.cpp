@@ -76,7 +76,7 @@ void CollectiveSession::setup() {
   std::uint64_t largest = 0;
   for (std::size_t bytes : job_.sizes) largest = std::max(largest, elements(bytes));
   for (std::size_t l = 0; l < job_.cuda_ordinals.size(); ++l) {
-    auto owned = std::make_unique<Rank>();
+    auto owned = std::make_unique<Rank>(device_);
     Rank& r = *owned;
     r.ordinal = job_.cuda_ordinals[l];
     r.rank = job_.first_rank + static_cast<int>(l);
@@ -85,7 +85,7 @@ void CollectiveSession::setup() {
     r.corrupt = (job_.corrupt_send && l == 0) ||
                 std::find(job_.corrupt_local_ranks.begin(), job_.corrupt_local_ranks.end(),
                           static_cast<int>(l)) != job_.corrupt_local_ranks.end();
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(r.ordinal));
+    device_.set(r.ordinal);
     PREFLIGHT_CUDA_CHECK(preload_collective_kernels());
     r.stream.emplace();
     ranks_.push_back(std::move(owned));  // from here on, an error path must wait for its stream
@@ -125,9 +125,9 @@ void CollectiveSession::init() {
   // The group is always closed, even after a failure: NCCL's group state is per thread.
   std::string failure;
   for (auto& r : ranks_) {
-    const cudaError_t set = cudaSetDevice(r->ordinal);
+    const cudaError_t set = device_.try_set(r->ordinal);
     if (set != cudaSuccess) {
-      if (failure.empty()) failure = std::string("cudaSetDevice: ") + cudaGetErrorString(set);
+      if (failure.empty()) failure = DeviceScope::failure_text(set);
       continue;
     }
     status = api_.comm_init_rank_config(&r->comm, job_.nranks, id, r->rank, &config);
@@ -157,9 +157,9 @@ void CollectiveSession::enqueue(std::uint64_t count) {
   if (status != ncclSuccess) throw NcclFailure{lib_.describe("ncclGroupStart", status, nullptr)};
   std::string failure;
   for (auto& r : ranks_) {
-    const cudaError_t set = cudaSetDevice(r->ordinal);
+    const cudaError_t set = device_.try_set(r->ordinal);
     if (set != cudaSuccess) {
-      if (failure.empty()) failure = std::string("cudaSetDevice: ") + cudaGetErrorString(set);
+      if (failure.empty()) failure = DeviceScope::failure_text(set);
       continue;
     }
     const cudaStream_t s = r->stream->get();
@@ -202,7 +202,7 @@ void CollectiveSession::measure(std::size_t bytes) {
   bool slowed = false;
   for (auto& r : ranks_) {
     const cudaStream_t s = r->stream->get();
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(r->ordinal));
+    device_.set(r->ordinal);
     const auto rank = static_cast<std::uint32_t>(r->rank);
     if (gather_) {
       PREFLIGHT_CUDA_CHECK(launch_collective_fill_words(r->send->get(), count, job_.seed, rank, s));
@@ -225,14 +225,14 @@ void CollectiveSession::measure(std::size_t bytes) {
     const bool last = i + 1 == warmups;
     if (last) {
       for (auto& r : ranks_) {
-        PREFLIGHT_CUDA_CHECK(cudaSetDevice(r->ordinal));
+        device_.set(r->ordinal);
         PREFLIGHT_CUDA_CHECK(cudaEventRecord(r->warm_start.get(), r->stream->get()));
       }
     }
     enqueue(count);
     if (last) {
       for (auto& r : ranks_) {
-        PREFLIGHT_CUDA_CHECK(cudaSetDevice(r->ordinal));
+        device_.set(r->ordinal);
         PREFLIGHT_CUDA_CHECK(cudaEventRecord(r->warm_end.get(), r->stream->get()));
       }
     }
@@ -242,21 +242,21 @@ void CollectiveSession::measure(std::size_t bytes) {
     for (auto& r : ranks_) r->iteration_ms = elapsed_ms(r->warm_start.get(), r->warm_end.get());
   }
   for (auto& r : ranks_) {
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(r->ordinal));
+    device_.set(r->ordinal);
     PREFLIGHT_CUDA_CHECK(cudaEventRecord(r->start.get(), r->stream->get()));
   }
   for (int i = 0; i < job_.iterations; ++i) {
     enqueue(count);
     for (auto& r : ranks_) {
       if (!(r->slow > 0 && r->slow < 1)) continue;
-      PREFLIGHT_CUDA_CHECK(cudaSetDevice(r->ordinal));
+      device_.set(r->ordinal);
       const double idle_ms = r->iteration_ms * (1.0 / r->slow - 1.0);
       PREFLIGHT_CUDA_CHECK(
           launch_collective_spin(static_cast<std::uint64_t>(idle_ms * 1e6), r->stream->get()));
     }
   }
   for (auto& r : ranks_) {
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(r->ordinal));
+    device_.set(r->ordinal);
     PREFLIGHT_CUDA_CHECK(cudaEventRecord(r->end.get(), r->stream->get()));
   }
   wait_events(&Rank::end);
@@ -275,7 +275,7 @@ void CollectiveSession::verify(std::uint64_t count) {
   const std::size_t counters = counter_count();
   for (auto& r : ranks_) {
     const cudaStream_t s = r->stream->get();
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(r->ordinal));
+    device_.set(r->ordinal);
     PREFLIGHT_CUDA_CHECK(cudaMemsetAsync(r->counters->get(), 0, r->counters->size_bytes(), s));
     const auto nranks = static_cast<std::uint32_t>(job_.nranks);
     if (gather_) {
@@ -326,7 +326,7 @@ void CollectiveSession::finalize() {
 void CollectiveSession::abort_comms() noexcept {
   for (auto& r : ranks_) {
     if (r->comm == nullptr) continue;
-    cudaSetDevice(r->ordinal);
+    (void)device_.try_set(r->ordinal);
     api_.comm_abort(r->comm);  // ends NCCL's kernels and frees the communicator
     r->comm = nullptr;
   }
@@ -344,7 +344,7 @@ void CollectiveSession::dispose_after_error() noexcept {
   for (auto& r : ranks_) {
     if (!r->stream) continue;
     for (;;) {
-      cudaSetDevice(r->ordinal);
+      (void)device_.try_set(r->ordinal);
       const cudaError_t status = cudaStreamQuery(r->stream->get());
       if (status == cudaSuccess) break;
       if (status != cudaErrorNotReady || SteadyClock::now() >= job_.deadline) {

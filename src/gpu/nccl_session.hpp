@@ -13,6 +13,7 @@
 
 #include "gpu/bandwidth_support.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_scope.hpp"
 #include "gpu/nccl_library.hpp"
 #include "kernels/collective_kernels.hpp"
 #include "preflight/engine/collective_engine.hpp"
@@ -33,6 +34,9 @@ struct NcclFailure {
 
 // One local rank: its GPU, communicator, stream, events and buffers.
 struct Rank {
+  explicit Rank(DeviceScope& session_scope) : scope(session_scope) {}
+
+  DeviceScope& scope;  // the session's, which outlives its ranks
   int ordinal = 0;
   int rank = 0;
   double slow = 1.0;
@@ -52,7 +56,7 @@ struct Rank {
 
   // The members are freed after this body, with this rank's device current.
   ~Rank() {
-    cudaSetDevice(ordinal);
+    (void)scope.try_set(ordinal);
     cudaGetLastError();
   }
   void abandon() noexcept {
@@ -121,6 +125,9 @@ class CollectiveSession {
   CollectiveResult& out_;
   const bool gather_;
   const int bits_;
+  // Every device switch of the session; declared before the ranks, so it restores the caller's
+  // device only after their memory is freed.
+  DeviceScope device_;
   std::vector<std::unique_ptr<Rank>> ranks_;
 };
 

@@ -2,14 +2,14 @@
 // host checks and reports every GPU reading as unavailable.
 #include <memory>
 
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/engines.hpp"
 
 namespace preflight {
 namespace {
 
 constexpr const char* kNoCuda = "built without CUDA support";
 
-class NullGpuBackend final : public GpuBackend {
+class NullNodeBackend final : public NodeBackend {
  public:
   NodeReading discover() override {
     NodeReading node;
@@ -22,17 +22,24 @@ class NullGpuBackend final : public GpuBackend {
     gpu.responsive = false;
     gpu.probe_error = kNoCuda;
   }
-  // RDMA needs no GPU: the rdma check runs in this build too (without GPUDirect).
-  RdmaEngine* rdma_engine() override { return rdma_engine_.get(); }
-
- private:
-  std::unique_ptr<RdmaEngine> rdma_engine_ = make_system_rdma_engine();
 };
 
 }  // namespace
 
-std::unique_ptr<GpuBackend> make_system_gpu_backend() {
-  return std::make_unique<NullGpuBackend>();
+std::unique_ptr<NodeBackend> make_system_node_backend() {
+  return std::make_unique<NullNodeBackend>();
+}
+
+// No GPU engines: the checks that need them skip. RDMA needs no GPU: the app assembles the rdma
+// engine in this build too (without GPUDirect).
+std::unique_ptr<GemmEngine> make_system_gemm_engine() {
+  return nullptr;
+}
+std::unique_ptr<BandwidthEngine> make_system_bandwidth_engine() {
+  return nullptr;
+}
+std::unique_ptr<CollectiveEngine> make_system_collective_engine() {
+  return nullptr;
 }
 
 }  // namespace preflight

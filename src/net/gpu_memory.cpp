@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_scope.hpp"
 #endif
 
 namespace preflight {
@@ -94,8 +95,9 @@ class GpuMemory final : public TransferMemory {
 
   MemoryStep prepare(std::uint64_t seed, NetClock::time_point deadline) override {
     fill_pattern(pattern_.get(), size_, seed);
+    DeviceScope current;
     try {
-      PREFLIGHT_CUDA_CHECK(cudaSetDevice(device_));
+      current.set(device_);
       PREFLIGHT_CUDA_CHECK(
           cudaMemcpyAsync(source_, pattern_.get(), size_, cudaMemcpyHostToDevice, stream_.get()));
       PREFLIGHT_CUDA_CHECK(cudaMemsetAsync(destination_, 0, size_, stream_.get()));
@@ -157,8 +159,9 @@ class GpuMemory final : public TransferMemory {
 
   MemoryStep compare(std::size_t bytes, NetClock::time_point deadline,
                      std::uint64_t& bad_bytes) override {
+    DeviceScope current;
     try {
-      PREFLIGHT_CUDA_CHECK(cudaSetDevice(device_));
+      current.set(device_);
       PREFLIGHT_CUDA_CHECK(cudaMemcpyAsync(readback_.get(), destination_, bytes,
                                            cudaMemcpyDeviceToHost, stream_.get()));
       PREFLIGHT_CUDA_CHECK(cudaEventRecord(event_.get(), stream_.get()));
@@ -237,8 +240,8 @@ class GpuMemory final : public TransferMemory {
 std::unique_ptr<TransferMemory> make_gpu_memory(int cuda_ordinal, std::size_t bytes,
                                                 std::string& error) {
   try {
-    // Current for this thread: the allocations, stream and event below belong to this GPU.
-    PREFLIGHT_CUDA_CHECK(cudaSetDevice(cuda_ordinal));
+    // Current while the allocations, stream and event below are made: they belong to this GPU.
+    const DeviceScope device(cuda_ordinal);
     return std::make_unique<GpuMemory>(cuda_ordinal, bytes);
   } catch (const CudaError& e) {
     error = e.summary();

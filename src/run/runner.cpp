@@ -106,8 +106,8 @@ std::string check_fault_targets(const FaultPlan& faults, const NodeReading& node
 
 }  // namespace
 
-std::optional<NodeReading> discover_within(GpuBackend& backend, std::chrono::seconds budget) {
-  GpuBackend* b = &backend;
+std::optional<NodeReading> discover_within(NodeBackend& backend, std::chrono::seconds budget) {
+  NodeBackend* b = &backend;
   auto task = BoundedTask<NodeReading>::start([b] { return b->discover(); });
   if (task.wait(SteadyClock::now() + budget) != TaskEnd::returned) return std::nullopt;
   auto node = task.take();
@@ -157,7 +157,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
   const auto discovery_start = SteadyClock::now();
   const auto discovery_deadline =
       std::min(settings.deadline, discovery_start + settings.discovery_budget);
-  GpuBackend* backend = &backend_;
+  NodeBackend* backend = engines_.node;
   auto discovery = BoundedTask<NodeReading>::start([backend] { return backend->discover(); });
   const TaskEnd discovery_end = wait_task(state, discovery, discovery_deadline);
 
@@ -234,7 +234,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     ctx->thresholds = thresholds.get();
     ctx->faults = &faults_;
     ctx->node = node.get();
-    ctx->gpu = &backend_;
+    ctx->engines = engines_;
     ctx->cancel = std::make_shared<std::atomic<bool>>(false);
     ctx->options = options.get();
     ctx->abandoned_threads = std::make_shared<std::atomic<int>>(0);

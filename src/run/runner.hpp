@@ -120,18 +120,19 @@ struct RunOutcome {
 
 class Runner {
  public:
-  Runner(GpuBackend& backend, const FaultPlan& faults) : backend_(backend), faults_(faults) {}
+  // engines.node must be set; the measurement engines may be null (their checks skip).
+  Runner(const Engines& engines, const FaultPlan& faults) : engines_(engines), faults_(faults) {}
   // Runs discovery and the plan, recording into state. Never throws for check failures.
   RunOutcome run(RunState& state, const std::vector<PlannedCheck>& plan,
                  const RunSettings& settings);
 
  private:
-  GpuBackend& backend_;
+  Engines engines_;
   const FaultPlan& faults_;
 };
 
 // Discovery alone, bounded (for `preflight thresholds`): nullopt when it did not finish in time.
-std::optional<NodeReading> discover_within(GpuBackend& backend, std::chrono::seconds budget);
+std::optional<NodeReading> discover_within(NodeBackend& backend, std::chrono::seconds budget);
 
 // The SystemInfo block of the verdict from a discovery reading.
 SystemInfo system_info_from(const NodeReading& node);

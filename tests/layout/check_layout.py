@@ -21,9 +21,10 @@ ALLOWED = {
     "fleet/logic": {"preflight", "model", "report", "fleet/logic"},
     "checks": {"preflight", "model", "run", "checks"},
     "kernels": {"kernels"},
-    "net": {"preflight", "model", "net"},
-    "gpu": {"preflight", "model", "run", "gpu", "kernels", "net"},
-    "fleet/mpi": {"preflight", "model", "run", "report", "fleet/logic", "fleet/mpi", "checks", "gpu"},
+    "gpu": {"preflight", "model", "run", "gpu", "kernels"},
+    # GPUDirect: the RDMA engine registers GPU memory with gpu/'s CUDA error checks and scope.
+    "net": {"preflight", "model", "net", "gpu"},
+    "fleet/mpi": {"preflight", "model", "run", "report", "fleet/logic", "fleet/mpi", "checks"},
     "app": None,  # the top: anything
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// A GpuBackend that returns readings made up by the test, so checks and the runner run end to
+// A NodeBackend that returns readings made up by the test, so checks and the runner run end to
 // end without a GPU.
 #include <atomic>
 #include <condition_variable>
@@ -7,7 +7,7 @@
 #include <mutex>
 #include <optional>
 
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/engines.hpp"
 
 namespace preflight::test {
 
@@ -66,17 +66,17 @@ inline NodeReading no_gpu_node() {
   return n;
 }
 
-class FakeBackend final : public GpuBackend {
+class FakeBackend final : public NodeBackend {
  public:
   explicit FakeBackend(NodeReading node) : node_(std::move(node)) {}
   // discover() blocks forever, like a driver that does not answer.
   bool hang_discovery = false;
   std::atomic<int> probes{0};
   int hang_probe_gpu = -1;               // probe() of this GPU index blocks until release_probes()
-  RdmaEngine* rdma = nullptr;            // rdma_engine(); null: the check skips
-  BandwidthEngine* bandwidth = nullptr;  // bandwidth_engine(); null: the checks skip
-  GemmEngine* gemm = nullptr;            // gemm_engine(); null: none, the check skips
-  // collective_engine(); null: the nccl check skips
+  // The engines engines() hands the runner with this backend; null: their checks skip.
+  RdmaEngine* rdma = nullptr;
+  BandwidthEngine* bandwidth = nullptr;
+  GemmEngine* gemm = nullptr;
   CollectiveEngine* collective = nullptr;
   std::optional<GpuTelemetry> telemetry_sample;  // what telemetry() returns for every GPU
   std::atomic<int> telemetry_calls{0};
@@ -115,10 +115,8 @@ class FakeBackend final : public GpuBackend {
     ++telemetry_calls;
     return telemetry_sample;
   }
-  GemmEngine* gemm_engine() override { return gemm; }
-  BandwidthEngine* bandwidth_engine() override { return bandwidth; }
-  RdmaEngine* rdma_engine() override { return rdma; }
-  CollectiveEngine* collective_engine() override { return collective; }
+  // This backend and the engines set above, as the app assembles the real ones.
+  Engines engines() { return {this, gemm, bandwidth, collective, rdma}; }
   void release_probes() {
     {
       std::lock_guard<std::mutex> lock(probe_gate_->mutex);

@@ -47,7 +47,7 @@ Outcome run_checks(const NodeReading& node, test::FakeBandwidthEngine& engine,
   RunSettings settings;
   settings.profile = profile;
   settings.deadline = SteadyClock::now() + timeout;
-  Runner runner(backend, fault_plan);
+  Runner runner(backend.engines(), fault_plan);
   const auto start = SteadyClock::now();
   const auto out = runner.run(state, plan, settings);
   REQUIRE(out.invalid.empty());

@@ -54,7 +54,7 @@ GemmRun run_gemm(const NodeReading& node, test::FakeGemmEngine& engine,
   settings.profile = Profile::quick;
   settings.deadline = SteadyClock::now() + timeout;
   settings.options = options;
-  Runner runner(backend, plan_of_faults);
+  Runner runner(backend.engines(), plan_of_faults);
   const auto start = SteadyClock::now();
   GemmRun out;
   const auto outcome = runner.run(state, plan, settings);
@@ -278,7 +278,7 @@ TEST_CASE("gemm check: without an engine it is skipped with the reason") {
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
   settings.deadline = SteadyClock::now() + 30s;
-  Runner runner(backend, faults);
+  Runner runner(backend.engines(), faults);
   const auto out = runner.run(state, plan, settings);
   REQUIRE(out.verdict.checks.size() == 2);
   CHECK(out.verdict.checks[1].status == Status::skip);

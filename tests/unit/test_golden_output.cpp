@@ -68,7 +68,7 @@ Verdict golden_verdict() {
   settings.profile = Profile::quick;
   settings.deadline = SteadyClock::now() + 120s;
   settings.options = options;
-  Runner runner(backend, fault_plan);
+  Runner runner(backend.engines(), fault_plan);
   auto outcome = runner.run(state, plan, settings);
   REQUIRE(outcome.invalid.empty());
   Verdict v = outcome.verdict;

@@ -14,7 +14,7 @@
 #include "gpu/nccl_version.hpp"
 #include "gpu/pci_address.hpp"
 #include "kernels/probe_kernel.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/node_backend.hpp"
 #include "support/scoped_env.hpp"
 
 using preflight::test::ScopedEnv;
@@ -86,7 +86,7 @@ TEST_CASE("gpu backend: NCCL version codes format as major.minor.patch") {
 TEST_CASE("gpu backend: discover reports an NVML library that cannot be loaded") {
   const char* const missing = "/nonexistent/preflight-test/libnvidia-ml.so.1";
   const ScopedEnv env("PREFLIGHT_NVML_LIBRARY", missing);
-  const auto backend = preflight::make_system_gpu_backend();
+  const auto backend = preflight::make_system_node_backend();
   REQUIRE(backend);
 
   preflight::NodeReading node;
@@ -123,7 +123,7 @@ TEST_CASE("gpu backend: discover reports an NVML library that cannot be loaded")
 }
 
 TEST_CASE("gpu backend: probing a GPU that CUDA does not see fails without touching CUDA") {
-  const auto backend = preflight::make_system_gpu_backend();
+  const auto backend = preflight::make_system_node_backend();
   preflight::GpuReading gpu;
   gpu.cuda_ordinal = -1;
   REQUIRE_NOTHROW(backend->probe(gpu, preflight::SteadyClock::now() + std::chrono::seconds(5)));
@@ -134,7 +134,7 @@ TEST_CASE("gpu backend: probing a GPU that CUDA does not see fails without touch
 
 TEST_CASE("gpu backend: probing without a usable CUDA device reports the error") {
   const ScopedEnv env("PREFLIGHT_NVML_LIBRARY", "/nonexistent/preflight-test/libnvidia-ml.so.1");
-  const auto backend = preflight::make_system_gpu_backend();
+  const auto backend = preflight::make_system_node_backend();
   const preflight::NodeReading node = backend->discover();
   if (node.cuda_device_count != 0) return;  // a GPU node: the gpu tests probe for real
 

@@ -201,7 +201,7 @@ TEST_CASE("inventory: every inventory fault kind is detected end to end on the r
     RunState state(skeleton, plan, false);
     RunSettings settings;
     settings.deadline = SteadyClock::now() + 30s;
-    Runner runner(backend, faults);
+    Runner runner(backend.engines(), faults);
     const auto out = runner.run(state, plan, settings);
     REQUIRE(out.invalid.empty());
     const CheckResult& inv = out.verdict.checks.at(0);
@@ -236,7 +236,7 @@ TEST_CASE("inventory: the probe runs on every GPU CUDA sees, and not on injected
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
   settings.deadline = SteadyClock::now() + 30s;
-  Runner runner(backend, faults);
+  Runner runner(backend.engines(), faults);
   const auto out = runner.run(state, plan, settings);
   CHECK(backend.probes == 2);
   const auto& metrics = out.verdict.checks.at(0).metrics;
@@ -267,7 +267,7 @@ TEST_CASE("inventory: a GPU whose probe never returns is unresponsive; the other
   REQUIRE(write(fd, doc.data(), doc.size()) == static_cast<ssize_t>(doc.size()));
   close(fd);
   settings.thresholds_path = path;
-  Runner runner(backend, faults);
+  Runner runner(backend.engines(), faults);
   const auto start = SteadyClock::now();
   const auto out = runner.run(state, plan, settings);
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();

@@ -43,7 +43,7 @@ Outcome run_nccl(test::FakeCollectiveEngine* engine, NodeReading node = test::he
   RunState state(skeleton, plan, false);
   RunSettings settings;
   settings.deadline = SteadyClock::now() + timeout;
-  Runner runner(backend, fault_plan);
+  Runner runner(backend.engines(), fault_plan);
   const auto start = SteadyClock::now();
   const auto out = runner.run(state, plan, settings);
   REQUIRE(out.invalid.empty());

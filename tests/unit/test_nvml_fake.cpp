@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "checks/inventory/inventory_rules.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/node_backend.hpp"
 #include "preflight/thresholds.hpp"
 #include "support/scoped_env.hpp"
 
@@ -59,7 +59,7 @@ class FakeNvml {
 
   // discover(), then read_health() unless told otherwise, with a fresh backend.
   NodeReading read(bool health = true) const {
-    const auto backend = make_system_gpu_backend();
+    const auto backend = make_system_node_backend();
     NodeReading node = backend->discover();
     if (health) backend->read_health(node);
     return node;
@@ -583,11 +583,11 @@ TEST_CASE("nvml fake: a healthy node has no GPU findings") {
 
 TEST_CASE("nvml fake: NVML stays initialized while another backend still uses it") {
   const FakeNvml fake("gpus=2\ngpu1.temperature=50\n");
-  const auto first = make_system_gpu_backend();
+  const auto first = make_system_node_backend();
   NodeReading node = first->discover();
   REQUIRE(node.nvml_loaded);
   {
-    const auto second = make_system_gpu_backend();
+    const auto second = make_system_node_backend();
     CHECK(second->discover().driver_version == "580.65.06");
   }  // its nvmlShutdown must not pull the devices from under the first
   first->read_health(node);
@@ -607,7 +607,7 @@ gpu0.clocks_event_reasons=0x4
 gpu2.error.sm_clock=unknown
 gpu2.unsupported.power=1
 )");
-  const auto backend = make_system_gpu_backend();
+  const auto backend = make_system_node_backend();
   const NodeReading node = backend->discover();
   REQUIRE(node.nvml_loaded);
   const auto gpus = nvml_gpus(node);
@@ -650,7 +650,7 @@ gpu2.unsupported.power=1
 
 TEST_CASE("nvml fake: no telemetry when NVML does not initialize") {
   const FakeNvml fake("init_error=1\n");
-  const auto backend = make_system_gpu_backend();
+  const auto backend = make_system_node_backend();
   CHECK_FALSE(backend->discover().nvml_loaded);
   GpuReading gpu;
   gpu.index = 0;

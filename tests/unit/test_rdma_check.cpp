@@ -41,7 +41,7 @@ Outcome run_rdma(test::FakeRdmaEngine& engine, const std::vector<std::string>& f
   RunSettings settings;
   settings.deadline = SteadyClock::now() + timeout;
   settings.options = opts;
-  Runner runner(backend, fault_plan);
+  Runner runner(backend.engines(), fault_plan);
   const auto out = runner.run(state, plan, settings);
   REQUIRE(out.invalid.empty());
   Outcome o;

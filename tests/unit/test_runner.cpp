@@ -76,7 +76,7 @@ struct Harness {
     settings.cancel_grace = 200ms;
     std::thread helper;
     if (during) helper = std::thread([this, during] { during(*state); });
-    Runner runner(*backend, plan_faults);
+    Runner runner(backend->engines(), plan_faults);
     RunOutcome out = runner.run(*state, plan, settings);
     if (helper.joinable()) helper.join();
     return out;
@@ -265,7 +265,7 @@ TEST_CASE("runner: a fault aimed at a GPU the node lacks is invalid input") {
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
   settings.deadline = SteadyClock::now() + 10s;
-  Runner runner(backend, faults);
+  Runner runner(backend.engines(), faults);
   const auto out = runner.run(state, plan, settings);
   CHECK_THAT(out.invalid, Catch::Contains("no gpu5"));
 }

@@ -115,7 +115,7 @@ struct GpuTelemetry {
   std::optional<int> sm_clock_mhz;
   std::optional<int> temperature_c;
   std::optional<double> power_w;
-  std::optional<std::uint64_t> clock_event_reasons;  // clock_event bits (gpu_backend.hpp)
+  std::optional<std::uint64_t> clock_event_reasons;  // clock_event bits (node_backend.hpp)
 };
 
 class GemmEngine {

@@ -97,7 +97,7 @@ MeasurementShape hbm_copy_shape(Profile profile) {
 }
 
 std::optional<std::string> no_cuda_gpu_reason(const CheckContext& ctx) {
-  if (ctx.gpu == nullptr || ctx.gpu->bandwidth_engine() == nullptr) {
+  if (ctx.engines.bandwidth == nullptr) {
     return std::string("this binary has no copy engine (built without CUDA)");
   }
   for (const auto& g : ctx.node->gpus) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "preflight/engine/bandwidth_engine.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/node_backend.hpp"
 #include "model/memory_ranges.hpp"
 #include "model/stats.hpp"
 

@@ -173,7 +173,7 @@ std::optional<std::string> HbmCheck::skip_reason(const CheckContext& ctx) const 
 CheckResult HbmCheck::run(CheckContext& ctx) const {
   CheckResult result;
   report_untested_gpus(*ctx.node, result.findings);
-  BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
+  BandwidthEngine& engine = *ctx.engines.bandwidth;
   const auto end = ctx.deadline - 1s;
   std::vector<const GpuReading*> gpus;
   for (const auto& g : ctx.node->gpus) {

@@ -70,10 +70,10 @@ std::optional<std::string> NvlinkCheck::skip_reason(const CheckContext& ctx) con
 CheckResult NvlinkCheck::run(CheckContext& ctx) const {
   CheckResult result;
   report_untested_gpus(*ctx.node, result.findings);
-  BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
+  BandwidthEngine& engine = *ctx.engines.bandwidth;
   // The health reading carries the NVLink topology: which GPUs each link reaches.
   NodeReading node = *ctx.node;
-  ctx.gpu->read_health(node);
+  ctx.engines.node->read_health(node);
   const auto gpus = cuda_gpus(node);
   const std::size_t n = gpus.size();
   const Thresholds& t = *ctx.thresholds;

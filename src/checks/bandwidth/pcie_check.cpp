@@ -92,9 +92,9 @@ std::optional<std::string> PcieCheck::skip_reason(const CheckContext& ctx) const
 CheckResult PcieCheck::run(CheckContext& ctx) const {
   CheckResult result;
   report_untested_gpus(*ctx.node, result.findings);
-  BandwidthEngine& engine = *ctx.gpu->bandwidth_engine();
+  BandwidthEngine& engine = *ctx.engines.bandwidth;
   NodeReading node = *ctx.node;
-  ctx.gpu->read_health(node);  // the PCIe link readings
+  ctx.engines.node->read_health(node);  // the PCIe link readings
   const auto end = ctx.deadline - 1s;
   const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
 

@@ -39,7 +39,7 @@ struct TelemetryLog {
   bool returned = false;
 };
 
-void sample_until_stopped(const std::shared_ptr<TelemetryLog>& log, GpuBackend* backend) {
+void sample_until_stopped(const std::shared_ptr<TelemetryLog>& log, NodeBackend* backend) {
   // At least one sample is taken even when the products end before this thread first runs,
   // so a short run still reports its clocks.
   std::unique_lock<std::mutex> lock(log->mutex);
@@ -121,7 +121,7 @@ std::vector<GemmGpuOutcome> run_dtype(CheckContext& ctx, GemmEngine& engine,
     if (!jobs[i]) continue;
     runs[i] = BoundedTask<GemmGpuRun>::start([job = *jobs[i], &engine] { return engine.run(job); });
   }
-  GpuBackend* backend = ctx.gpu;
+  NodeBackend* backend = ctx.engines.node;
   if (!log->gpus.empty()) {
     BoundedTask<bool>::start([log, backend] {
       sample_until_stopped(log, backend);
@@ -230,7 +230,7 @@ std::optional<std::chrono::seconds> GemmCheck::budget(Profile profile,
 }
 
 std::optional<std::string> GemmCheck::skip_reason(const CheckContext& ctx) const {
-  if (ctx.gpu == nullptr || ctx.gpu->gemm_engine() == nullptr) {
+  if (ctx.engines.gemm == nullptr) {
     return std::string("this binary has no GEMM engine (built without CUDA)");
   }
   return std::nullopt;
@@ -238,7 +238,7 @@ std::optional<std::string> GemmCheck::skip_reason(const CheckContext& ctx) const
 
 CheckResult GemmCheck::run(CheckContext& ctx) const {
   const GemmSettings settings = parse_gemm_settings(ctx.profile, *ctx.options);
-  GemmEngine& engine = *ctx.gpu->gemm_engine();
+  GemmEngine& engine = *ctx.engines.gemm;
   const auto end = ctx.deadline - kReturnMargin;
 
   std::vector<GemmGpuOutcome> outcomes;

@@ -10,7 +10,7 @@
 
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/node_backend.hpp"
 
 namespace preflight {
 

@@ -35,7 +35,7 @@ void probe_all(CheckContext& ctx, NodeReading& node) {
   // One task per GPU: a probe stuck in the driver is left behind with its own copy of the
   // reading, after the check has returned.
   std::vector<BoundedTask<GpuReading>> probes(node.gpus.size());
-  GpuBackend* backend = ctx.gpu;
+  NodeBackend* backend = ctx.engines.node;
   for (std::size_t i = 0; i < node.gpus.size(); ++i) {
     GpuReading& g = node.gpus[i];
     // A GPU CUDA cannot see is reported as such; probing it would only repeat that.
@@ -118,10 +118,10 @@ CheckResult InventoryCheck::run(CheckContext& ctx) const {
   NodeReading node = *ctx.node;
   if (pci_count_comparable()) node.pci_gpu_count = count_nvidia_gpus_on_pci();
 
-  if (!node.gpus.empty() && ctx.gpu != nullptr) {
+  if (!node.gpus.empty() && ctx.engines.node != nullptr) {
     // Health first: it lists the other processes on each GPU before the probe creates this
     // process's own context there.
-    ctx.gpu->read_health(node);
+    ctx.engines.node->read_health(node);
     probe_all(ctx, node);
   }
   apply_inventory_faults(*ctx.faults, node);

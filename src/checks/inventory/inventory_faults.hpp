@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "preflight/faults.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/node_backend.hpp"
 
 namespace preflight {
 

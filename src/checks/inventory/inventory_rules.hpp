@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "preflight/check.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/node_backend.hpp"
 #include "preflight/thresholds.hpp"
 #include "preflight/verdict.hpp"
 

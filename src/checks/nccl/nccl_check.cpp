@@ -215,7 +215,7 @@ NcclCheck::NcclCheck() {
 }
 
 std::optional<std::string> NcclCheck::skip_reason(const CheckContext& ctx) const {
-  if (ctx.gpu == nullptr || ctx.gpu->collective_engine() == nullptr) {
+  if (ctx.engines.collective == nullptr) {
     return std::string("this binary has no NCCL engine (built without CUDA)");
   }
   int usable = 0;
@@ -227,7 +227,7 @@ std::optional<std::string> NcclCheck::skip_reason(const CheckContext& ctx) const
 
 CheckResult NcclCheck::run(CheckContext& ctx) const {
   CheckResult result;
-  CollectiveEngine& engine = *ctx.gpu->collective_engine();
+  CollectiveEngine& engine = *ctx.engines.collective;
   // Before every call: an abandoned call must leave time for the verdict.
   const auto end = ctx.deadline - 2s;
   const auto why = call_bounded<std::string>(ctx, std::min(end, SteadyClock::now() + kQueryBudget),

@@ -276,7 +276,7 @@ void RdmaCheck::validate_options(const CheckOptions& options) const {
 }
 
 std::optional<std::string> RdmaCheck::skip_reason(const CheckContext& ctx) const {
-  if (ctx.gpu == nullptr || ctx.gpu->rdma_engine() == nullptr) {
+  if (ctx.engines.rdma == nullptr) {
     return std::string("this binary has no RDMA engine");
   }
   return std::nullopt;
@@ -284,7 +284,7 @@ std::optional<std::string> RdmaCheck::skip_reason(const CheckContext& ctx) const
 
 CheckResult RdmaCheck::run(CheckContext& ctx) const {
   CheckResult result;
-  RdmaEngine& engine = *ctx.gpu->rdma_engine();
+  RdmaEngine& engine = *ctx.engines.rdma;
   RdmaExpectations expect;
   expect.rnics = expected_rnics(*ctx.options);
   expect.min_port_gbps = ctx.thresholds->get("rdma.min_port_gbps");

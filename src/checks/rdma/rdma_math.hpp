@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/node_backend.hpp"
 #include "preflight/engine/rdma_engine.hpp"
 
 namespace preflight {

@@ -85,7 +85,8 @@ FleetExit serve(FleetRun& run) {
 
 }  // namespace
 
-FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv) {
+FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
+                                 const std::function<OwnedEngines()>& make_engines) {
   FleetRun run;
   run.args = &args;
   run.argv.assign(argv, argv + argc);
@@ -117,13 +118,13 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv) {
     }
   }
 
-  run.backend = make_system_gpu_backend();
+  run.engines = make_engines();
   LocalOutcome local = run_local_checks(run);
   if (args.transport == "host") {
     run.transport = make_host_transport(*link);
   } else {
     run.transport =
-        make_nccl_transport(*link, run.backend->collective_engine(), local.cuda_ordinals);
+        make_nccl_transport(*link, run.engines.collective.get(), local.cuda_ordinals);
   }
 
   FleetExit end;
@@ -142,8 +143,8 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv) {
   link->drain_sends(SteadyClock::now() + std::chrono::seconds(2));
   link->finalize();
   // A worker left in the driver, or a check thread: the process must end with _Exit; the
-  // backend (which such a thread may still use) is never destroyed.
-  if (end.threads_abandoned || run.threads_abandoned) (void)run.backend.release();
+  // engines (which such a thread may still use) are never destroyed.
+  if (end.threads_abandoned || run.threads_abandoned) run.engines.release();
   return {end.code, end.threads_abandoned || run.threads_abandoned};
 }
 

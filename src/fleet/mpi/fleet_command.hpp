@@ -1,5 +1,8 @@
 #pragma once
+#include <functional>
+
 #include "fleet/mpi/fleet_args.hpp"
+#include "preflight/engine/engines.hpp"
 
 namespace preflight {
 
@@ -10,6 +13,9 @@ struct FleetCommandResult {
 
 // `preflight fleet`, in every rank of the MPI job. Starts and ends MPI itself; bad input is
 // reported by rank 0 only and ends every rank with exit 2.
-FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv);
+// `make_engines` assembles the node's engines (the app's make_system_engines), called once MPI
+// has started.
+FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
+                                 const std::function<OwnedEngines()>& make_engines);
 
 }  // namespace preflight

@@ -55,7 +55,7 @@ LocalOutcome run_local_checks(FleetRun& run) {
     settings.thresholds_path = args.thresholds_path;
     settings.options = args.check_options;
     const FaultPlan no_faults;
-    Runner runner(*run.backend, no_faults);
+    Runner runner(run.engines.view(), no_faults);
     RunOutcome outcome = runner.run(state, plan, settings);
     if (state.abandoned_threads() > 0) run.threads_abandoned = true;
     out.cuda_ordinals = outcome.cuda_ordinals;

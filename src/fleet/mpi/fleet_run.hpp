@@ -13,7 +13,7 @@
 #include "fleet/mpi/fleet_args.hpp"
 #include "fleet/logic/fleet_setup.hpp"
 #include "fleet/logic/fleet_verdict.hpp"
-#include "preflight/engine/gpu_backend.hpp"
+#include "preflight/engine/engines.hpp"
 
 namespace preflight {
 
@@ -35,9 +35,9 @@ struct FleetRun {
   SteadyClock::time_point start;
   std::string started_at;
   std::string host;
-  // Outlives the local checks: the NCCL transport uses its collective engine, and a check
-  // thread left behind may still use it.
-  std::unique_ptr<GpuBackend> backend;
+  // Outlive the local checks: the NCCL transport uses the collective engine, and a check thread
+  // left behind may still use any of them.
+  OwnedEngines engines;
   std::unique_ptr<GroupTransport> transport;
   bool threads_abandoned = false;
 

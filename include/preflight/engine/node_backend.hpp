@@ -10,10 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "preflight/engine/bandwidth_engine.hpp"
-#include "preflight/engine/collective_engine.hpp"
-#include "preflight/engine/gemm_engine.hpp"
-#include "preflight/engine/rdma_engine.hpp"
+#include "preflight/engine/gemm_engine.hpp"  // GpuTelemetry
+
 
 namespace preflight {
 
@@ -113,9 +111,9 @@ using SteadyClock = std::chrono::steady_clock;
 // Implemented by the CUDA/NVML backend (src/gpu) and by test doubles. Calls may block inside
 // the driver; callers run them under the runner's watchdog, and implementations poll
 // asynchronous work against the deadline they are given.
-class GpuBackend {
+class NodeBackend {
  public:
-  virtual ~GpuBackend() = default;
+  virtual ~NodeBackend() = default;
   // Driver/runtime versions and the list of GPUs with their identity. Never throws for a
   // missing driver: that is reported in nvml_error / cuda_error with an empty gpus list.
   virtual NodeReading discover() = 0;
@@ -130,19 +128,11 @@ class GpuBackend {
     (void)gpu;
     return std::nullopt;
   }
-  // The cuBLAS product engine (gemm check); nullptr when this binary has none.
-  virtual GemmEngine* gemm_engine() { return nullptr; }
-  // The copy and memory-pattern engine (pcie, nvlink, hbm checks); nullptr when none.
-  virtual BandwidthEngine* bandwidth_engine() { return nullptr; }
-  // The RDMA engine (rdma check): libibverbs where built with it; nullptr when none.
-  virtual RdmaEngine* rdma_engine() { return nullptr; }
-  // The NCCL collective engine (nccl check, fleet NCCL transport); nullptr when none.
-  virtual CollectiveEngine* collective_engine() { return nullptr; }
 };
 
 // The backend this binary was built with: NVML + CUDA when built with PREFLIGHT_WITH_CUDA,
 // otherwise one that reports "built without CUDA support". The NVML library name can be
 // overridden with PREFLIGHT_NVML_LIBRARY (default libnvidia-ml.so.1).
-std::unique_ptr<GpuBackend> make_system_gpu_backend();
+std::unique_ptr<NodeBackend> make_system_node_backend();
 
 }  // namespace preflight
