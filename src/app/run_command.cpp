@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "app/commands.hpp"
@@ -195,7 +196,8 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
     // Last resort if the runner itself is stuck: the supervisor writes what is known, the
     // passes before this one included, and ends the process. _Exit, because stuck threads
     // cannot be joined and must not see destructors.
-    Supervisor supervisor(
+    std::optional<Supervisor> supervisor;
+    supervisor.emplace(
         state, settings.deadline + seconds(3), std::chrono::milliseconds(2000),
         [&](const Verdict& v) {
           std::vector<Verdict> done = passes;
@@ -212,6 +214,10 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
       // The supervisor is writing the verdict and will end the process.
       while (true) std::this_thread::sleep_for(seconds(1));
     }
+    // The supervisor goes before the pass's stop cause is read: a signal it takes after the
+    // runner returned (up to its end, while it is joined) lands in this pass's state and stops
+    // the run here, instead of vanishing with the pass.
+    supervisor.reset();
     abandoned = abandoned || state.abandoned_threads() > 0;
     if (!outcome.invalid.empty()) {
       if (progress) progress->finish();

@@ -184,6 +184,29 @@ bool Child::send_signal(int signo) {
   return kill(pid_, signo) == 0;
 }
 
+bool Child::wait_for_stderr(const std::string& text, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    // The file keeps everything written; reading it from the start does not disturb wait().
+    std::string err;
+    char buf[65536];
+    for (off_t at = 0;;) {
+      const ssize_t n = pread(err_fd_, buf, sizeof buf, at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      err.append(buf, static_cast<std::size_t>(n));
+      at += n;
+    }
+    if (err.find(text) != std::string::npos) return true;
+    // WNOWAIT: only look whether it ended; wait() reaps it and collects its output.
+    siginfo_t info{};
+    const bool ended = waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                       info.si_pid == pid_;
+    if (ended || std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 RunResult Child::wait(double timeout_s) {
   if (pid_ <= 0) throw std::logic_error("Child::wait: no child to wait for");
   RunResult result;

@@ -58,6 +58,9 @@ class Child {
   // Waits up to timeout_s (from now) for the child to end; SIGKILLs it after that. Collects
   // stdout and stderr. Call once.
   RunResult wait(double timeout_s);
+  // Polls the child's stderr, as written so far, until it contains `text`: true when it does
+  // within timeout_s, false when the time ran out or the child ended without writing it.
+  bool wait_for_stderr(const std::string& text, double timeout_s);
 
  private:
   Child() = default;
