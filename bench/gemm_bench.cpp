@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "checks/gemm/gemm_math.hpp"
-#include "preflight/engine/gemm_engine.hpp"
 #include "preflight/engine/engines.hpp"
+#include "preflight/engine/gemm_engine.hpp"
 
 namespace {
 

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "preflight/engine/engines.hpp"
 #include "preflight/faults.hpp"
 #include "preflight/figures.hpp"
-#include "preflight/engine/engines.hpp"
 #include "preflight/thresholds.hpp"
 #include "preflight/verdict.hpp"
 

@@ -22,10 +22,10 @@ struct FigureExport {
   // Labels from the metric's entity: none (a node figure), one ("gpu": the GPU's index, from
   // "gpu3"; any other name: the entity as it is), or two for a pair entity "a-b" (src, dst).
   std::vector<std::string> entity_labels;
-  Labels fixed_labels;    // labels every sample of this export carries ({"direction", "h2d"})
-  std::string family;     // Prometheus name, in base units: "preflight_gemm_tflops"
-  double scale = 1;       // the metric's unit to the family's base unit (GB/s -> bytes/s: 1e9)
-  std::string help;       // one line for # HELP
+  Labels fixed_labels;  // labels every sample of this export carries ({"direction", "h2d"})
+  std::string family;   // Prometheus name, in base units: "preflight_gemm_tflops"
+  double scale = 1;     // the metric's unit to the family's base unit (GB/s -> bytes/s: 1e9)
+  std::string help;     // one line for # HELP
   // The fleet figure it feeds (higher is better; a node counts its slowest entity), with
   // "{label}" replaced by the label's value: "gemm_{dtype}_tflops". Empty: none.
   std::string fleet_figure;

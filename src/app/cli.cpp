@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "model/build_info.hpp"
-#include "run/burnin.hpp"
 #include "preflight/errors.hpp"
+#include "run/burnin.hpp"
 
 namespace preflight {
 

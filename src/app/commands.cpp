@@ -5,9 +5,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "fleet/logic/fleet_setup.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/faults.hpp"
-#include "fleet/logic/fleet_setup.hpp"
 #include "run/runner.hpp"
 
 namespace preflight {

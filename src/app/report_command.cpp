@@ -3,11 +3,11 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "report/atomic_file.hpp"
-#include "preflight/errors.hpp"
 #include "model/host_info.hpp"
-#include "report/report_documents.hpp"
+#include "preflight/errors.hpp"
 #include "preflight/verdict.hpp"
+#include "report/atomic_file.hpp"
+#include "report/report_documents.hpp"
 
 namespace preflight {
 

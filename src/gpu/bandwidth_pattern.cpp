@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/bandwidth_support.hpp"
+#include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_scope.hpp"
 #include "kernels/bandwidth_kernels.hpp"

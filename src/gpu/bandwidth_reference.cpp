@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
-#include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/bandwidth_support.hpp"
+#include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_scope.hpp"
 

@@ -2,7 +2,8 @@
 // What the bandwidth engine's parts (bandwidth_engine.cpp: copy measurements,
 // bandwidth_reference.cpp: the benchmark's plain copies, bandwidth_pattern.cpp: the memory
 // pattern test) share: error texts, timing events polled against a deadline, peer access,
-// pinned host memory, and the placement of host buffers on the GPU's NUMA node.
+// pinned host memory, and the placement of host buffers on the GPU's NUMA node. The NCCL
+// session (nccl_session.cpp) uses the events, the polling and the stream drain as well.
 #include <sched.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_scope.hpp"
 
 namespace preflight {
 namespace bandwidth_detail {
@@ -44,6 +46,12 @@ void wait_event(cudaEvent_t event, Clock::time_point deadline,
                 const std::atomic<bool>* cancel = nullptr);
 
 double elapsed_ms(cudaEvent_t from, cudaEvent_t to);
+
+// Polls `stream` of GPU `device` (made current through `scope`) until it has no work left: true
+// then. False when the deadline passes first or the stream reports an error: whatever it uses
+// may still be in use and must be leaked. Never a synchronize, for the same reason as above.
+bool wait_stream_idle(DeviceScope& scope, int device, cudaStream_t stream,
+                      Clock::time_point deadline) noexcept;
 
 // Lets `from`'s kernels and copy engines reach `to`'s memory. Already enabled is fine; any
 // other failure (cudaErrorPeerAccessUnsupported, ...) is thrown as CudaError.

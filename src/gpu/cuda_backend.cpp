@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/cublas_gemm_engine.hpp"
 #include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/cuda_check.hpp"
-#include "gpu/cublas_gemm_engine.hpp"
 #include "gpu/device_scope.hpp"
 #include "gpu/nccl_version.hpp"
 #include "gpu/nvml_library.hpp"

@@ -17,7 +17,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gpu/bandwidth_support.hpp"
@@ -429,17 +428,11 @@ void CopyRun::dispose_after_error() noexcept {
   // Freed once every stream is idle; leaked when one is still busy at the deadline or the
   // context is broken (every call would fail anyway).
   for (auto& lane : lanes_) {
-    if (!lane->stream) continue;
-    for (;;) {
-      (void)device_.try_set(lane->device);
-      const cudaError_t status = cudaStreamQuery(lane->stream->get());
-      if (status == cudaSuccess) break;
-      if (status != cudaErrorNotReady || Clock::now() >= m_.deadline) {
-        abandon();
-        cudaGetLastError();
-        return;
-      }
-      std::this_thread::sleep_for(kPollInterval);
+    if (lane->stream &&
+        !wait_stream_idle(device_, lane->device, lane->stream->get(), m_.deadline)) {
+      abandon();
+      cudaGetLastError();
+      return;
     }
   }
   cudaGetLastError();

@@ -4,21 +4,13 @@
 
 #include <cstdlib>
 #include <string>
-#include <utility>
+
+#include "gpu/loaded_library.hpp"
 
 namespace preflight {
 namespace {
 
 constexpr const char* kDefaultLibrary = "libnccl.so.2";
-
-// A dlsym() result that converts to whichever function pointer type it is assigned to.
-struct Symbol {
-  void* address;
-  template <class Fn>
-  operator Fn*() const {  // NOLINT(google-explicit-constructor): the point of this helper
-    return reinterpret_cast<Fn*>(address);
-  }
-};
 
 }  // namespace
 
@@ -28,47 +20,33 @@ std::string NcclLibrary::path_from_env() {
 }
 
 NcclLibrary::NcclLibrary(const std::string& path) {
-  dlerror();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* message = dlerror();
-    error_ = message != nullptr ? message : path + ": cannot be loaded";
-    return;
-  }
+  void* handle = open_library(path, error_);
+  if (handle == nullptr) return;
   const auto get = [handle](const char* name) { return Symbol{dlsym(handle, name)}; };
-  api_.get_version = get("ncclGetVersion");
-  api_.get_unique_id = get("ncclGetUniqueId");
-  api_.comm_init_rank_config = get("ncclCommInitRankConfig");
-  api_.group_start = get("ncclGroupStart");
-  api_.group_end = get("ncclGroupEnd");
-  api_.all_gather = get("ncclAllGather");
-  api_.all_reduce = get("ncclAllReduce");
-  api_.comm_get_async_error = get("ncclCommGetAsyncError");
-  api_.comm_abort = get("ncclCommAbort");
-  api_.comm_finalize = get("ncclCommFinalize");
-  api_.comm_destroy = get("ncclCommDestroy");
-  api_.get_error_string = get("ncclGetErrorString");
-  api_.get_last_error = get("ncclGetLastError");
   // Non-blocking communicators (ncclConfig_t, ncclCommFinalize) came with NCCL 2.14.
-  const std::pair<const char*, const void*> required[] = {
-      {"ncclGetUniqueId", reinterpret_cast<const void*>(api_.get_unique_id)},
-      {"ncclCommInitRankConfig", reinterpret_cast<const void*>(api_.comm_init_rank_config)},
-      {"ncclGroupStart", reinterpret_cast<const void*>(api_.group_start)},
-      {"ncclGroupEnd", reinterpret_cast<const void*>(api_.group_end)},
-      {"ncclAllGather", reinterpret_cast<const void*>(api_.all_gather)},
-      {"ncclAllReduce", reinterpret_cast<const void*>(api_.all_reduce)},
-      {"ncclCommGetAsyncError", reinterpret_cast<const void*>(api_.comm_get_async_error)},
-      {"ncclCommAbort", reinterpret_cast<const void*>(api_.comm_abort)},
-      {"ncclCommFinalize", reinterpret_cast<const void*>(api_.comm_finalize)},
-      {"ncclCommDestroy", reinterpret_cast<const void*>(api_.comm_destroy)},
-      {"ncclGetErrorString", reinterpret_cast<const void*>(api_.get_error_string)},
+  const char* missing = nullptr;  // the first required function that is absent
+  const auto need = [&get, &missing](const char* name) {
+    const Symbol symbol = get(name);
+    if (symbol.address == nullptr && missing == nullptr) missing = name;
+    return symbol;
   };
-  for (const auto& [name, address] : required) {
-    if (address == nullptr) {
-      error_ = path + ": no symbol " + name + " (NCCL 2.14 or newer needed)";
-      api_ = NcclApi{};
-      return;
-    }
+  api_.get_version = get("ncclGetVersion");
+  api_.get_unique_id = need("ncclGetUniqueId");
+  api_.comm_init_rank_config = need("ncclCommInitRankConfig");
+  api_.group_start = need("ncclGroupStart");
+  api_.group_end = need("ncclGroupEnd");
+  api_.all_gather = need("ncclAllGather");
+  api_.all_reduce = need("ncclAllReduce");
+  api_.comm_get_async_error = need("ncclCommGetAsyncError");
+  api_.comm_abort = need("ncclCommAbort");
+  api_.comm_finalize = need("ncclCommFinalize");
+  api_.comm_destroy = need("ncclCommDestroy");
+  api_.get_error_string = need("ncclGetErrorString");
+  api_.get_last_error = get("ncclGetLastError");
+  if (missing != nullptr) {
+    error_ = path + ": no symbol " + missing + " (NCCL 2.14 or newer needed)";
+    api_ = NcclApi{};
+    return;
   }
   if (api_.get_version != nullptr && api_.get_version(&version_code_) != ncclSuccess) {
     version_code_ = 0;

@@ -16,6 +16,7 @@ namespace nccl_detail {
 using bandwidth_detail::elapsed_ms;
 using bandwidth_detail::event_done;
 using bandwidth_detail::timing_event;
+using bandwidth_detail::wait_stream_idle;
 
 namespace {
 
@@ -115,11 +116,8 @@ bool CollectiveSession::comms_pending(const char* call) const {
   return pending;
 }
 
-void CollectiveSession::init() {
-  ncclUniqueId id;
-  std::memcpy(id.internal, job_.unique_id.data(), NCCL_UNIQUE_ID_BYTES);
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;  // every call returns at once; progress is polled against the deadline
+template <class Call>
+ncclResult_t CollectiveSession::in_group(const char* name, Call call) {
   ncclResult_t status = api_.group_start();
   if (status != ncclSuccess) throw NcclFailure{lib_.describe("ncclGroupStart", status, nullptr)};
   // The group is always closed, even after a failure: NCCL's group state is per thread.
@@ -130,9 +128,9 @@ void CollectiveSession::init() {
       if (failure.empty()) failure = DeviceScope::failure_text(set);
       continue;
     }
-    status = api_.comm_init_rank_config(&r->comm, job_.nranks, id, r->rank, &config);
+    status = call(*r);
     if (status != ncclSuccess && status != ncclInProgress && failure.empty()) {
-      failure = lib_.describe("ncclCommInitRankConfig", status, r->comm);
+      failure = lib_.describe(name, status, r->comm);
     }
   }
   status = api_.group_end();
@@ -140,6 +138,17 @@ void CollectiveSession::init() {
     failure = lib_.describe("ncclGroupEnd", status, nullptr);
   }
   if (!failure.empty()) throw NcclFailure{failure};
+  return status;
+}
+
+void CollectiveSession::init() {
+  ncclUniqueId id;
+  std::memcpy(id.internal, job_.unique_id.data(), NCCL_UNIQUE_ID_BYTES);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // every call returns at once; progress is polled against the deadline
+  in_group("ncclCommInitRankConfig", [&](Rank& r) {
+    return api_.comm_init_rank_config(&r.comm, job_.nranks, id, r.rank, &config);
+  });
   wait_comms("ncclCommInitRankConfig");
 }
 
@@ -153,29 +162,12 @@ void CollectiveSession::hold_until_deadline() const {
 
 void CollectiveSession::enqueue(std::uint64_t count) {
   const char* call = gather_ ? "ncclAllGather" : "ncclAllReduce";
-  ncclResult_t status = api_.group_start();
-  if (status != ncclSuccess) throw NcclFailure{lib_.describe("ncclGroupStart", status, nullptr)};
-  std::string failure;
-  for (auto& r : ranks_) {
-    const cudaError_t set = device_.try_set(r->ordinal);
-    if (set != cudaSuccess) {
-      if (failure.empty()) failure = DeviceScope::failure_text(set);
-      continue;
-    }
-    const cudaStream_t s = r->stream->get();
-    status = gather_
-                 ? api_.all_gather(r->send->get(), r->recv->get(), count, ncclUint32, r->comm, s)
-                 : api_.all_reduce(r->send->get(), r->recv->get(), count, ncclFloat32, ncclSum,
-                                   r->comm, s);
-    if (status != ncclSuccess && status != ncclInProgress && failure.empty()) {
-      failure = lib_.describe(call, status, r->comm);
-    }
-  }
-  status = api_.group_end();
-  if (status != ncclSuccess && status != ncclInProgress && failure.empty()) {
-    failure = lib_.describe("ncclGroupEnd", status, nullptr);
-  }
-  if (!failure.empty()) throw NcclFailure{failure};
+  const ncclResult_t status = in_group(call, [&](Rank& r) {
+    const cudaStream_t s = r.stream->get();
+    return gather_ ? api_.all_gather(r.send->get(), r.recv->get(), count, ncclUint32, r.comm, s)
+                   : api_.all_reduce(r.send->get(), r.recv->get(), count, ncclFloat32, ncclSum,
+                                     r.comm, s);
+  });
   // In progress: the collectives are on the streams only once every communicator says so.
   if (status == ncclInProgress) wait_comms(call);
 }
@@ -342,17 +334,10 @@ void CollectiveSession::dispose_after_error() noexcept {
   // Freed once every stream is idle; leaked when one is still busy at the deadline or the
   // context is broken (every call would fail anyway).
   for (auto& r : ranks_) {
-    if (!r->stream) continue;
-    for (;;) {
-      (void)device_.try_set(r->ordinal);
-      const cudaError_t status = cudaStreamQuery(r->stream->get());
-      if (status == cudaSuccess) break;
-      if (status != cudaErrorNotReady || SteadyClock::now() >= job_.deadline) {
-        abandon();
-        cudaGetLastError();
-        return;
-      }
-      std::this_thread::sleep_for(kPollInterval);
+    if (r->stream && !wait_stream_idle(device_, r->ordinal, r->stream->get(), job_.deadline)) {
+      abandon();
+      cudaGetLastError();
+      return;
     }
   }
   cudaGetLastError();

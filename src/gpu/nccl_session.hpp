@@ -112,6 +112,12 @@ class CollectiveSession {
     while (comms_pending(call)) tick();
   }
   void wait_events(Event Rank::*event) const;
+  // One NCCL group over the local ranks: `call(rank)` makes that rank's NCCL call (`name` in a
+  // failure's text) with its device current. Throws NcclFailure with the first failure, after
+  // closing the group. Returns ncclGroupEnd's status: ncclSuccess, or ncclInProgress while
+  // the communicators still work on it.
+  template <class Call>
+  ncclResult_t in_group(const char* name, Call call);
   void enqueue(std::uint64_t count);
   void verify(std::uint64_t count);
   std::uint64_t receive_count(std::uint64_t count) const {

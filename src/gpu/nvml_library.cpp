@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gpu/loaded_library.hpp"
+
 #if __has_include(<nvml.h>)
 #include <nvml.h>  // only to check the declarations below against the real ones
 #define PREFLIGHT_CHECK_NVML_ABI 1
@@ -142,15 +144,6 @@ static_assert(offsetof(abi::ProcessInfo, usedGpuMemory) ==
               offsetof(nvmlProcessInfo_t, usedGpuMemory));
 #endif
 
-// A dlsym() result that converts to whichever function pointer type it is assigned to.
-struct Symbol {
-  void* address;
-  template <class Fn>
-  operator Fn() const {  // NOLINT(google-explicit-constructor): that conversion is the point
-    return reinterpret_cast<Fn>(address);
-  }
-};
-
 // Resolved at construction; an absent function stays null, which makes its readings
 // unavailable rather than failing the library.
 struct NvmlLibrary::Api {
@@ -198,24 +191,13 @@ std::string NvmlLibrary::library_name_from_env() {
 }
 
 NvmlLibrary::NvmlLibrary(const std::string& library_name) {
-  dlerror();
-  handle_ = dlopen(library_name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  handle_ = open_library(library_name, error_);
   api_ = std::make_unique<Api>(handle_);
-  if (handle_ == nullptr) {
-    const char* message = dlerror();
-    error_ = message != nullptr ? message : library_name + ": cannot be loaded";
-    return;
-  }
-  std::string missing;  // dlerror() of the first required function that is absent
-  for (const char* symbol : {"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString",
-                             "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2"}) {
-    dlerror();
-    if (dlsym(handle_, symbol) == nullptr) {
-      const char* message = dlerror();
-      missing = message != nullptr ? message : library_name + ": no symbol " + symbol;
-      break;
-    }
-  }
+  if (handle_ == nullptr) return;
+  static constexpr const char* kRequired[] = {"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString",
+                                              "nvmlDeviceGetCount_v2",
+                                              "nvmlDeviceGetHandleByIndex_v2"};
+  const std::string missing = first_missing_symbol(handle_, kRequired, library_name);
   const Api& api = *api_;
   abi::Return status = abi::kSuccess;
   if (missing.empty()) status = api.init();

@@ -1,6 +1,7 @@
 #include <cstdint>
 
 #include "kernels/bandwidth_kernels.hpp"
+#include "kernels/kernel_support.cuh"
 #include "kernels/memory_patterns.hpp"
 
 namespace preflight {
@@ -100,33 +101,18 @@ __global__ void corrupt_kernel(std::uint32_t* words, std::uint64_t index) {
   words[index] ^= 1u;
 }
 
-__device__ unsigned long long global_timer_ns() {
-  unsigned long long ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
-
 __global__ void latch_kernel(const volatile std::uint32_t* release,
                              volatile std::uint32_t* timed_out, unsigned long long timeout_ns) {
-  const unsigned long long start = global_timer_ns();
+  const unsigned long long start = kernel_support::global_timer_ns();
   // Volatile: every iteration reads the host's word again instead of a cached copy.
   while (*release == 0) {
-    if (global_timer_ns() - start >= timeout_ns) {
+    if (kernel_support::global_timer_ns() - start >= timeout_ns) {
       *timed_out = 1u;
       __threadfence_system();
       return;
     }
 #if __CUDA_ARCH__ >= 700
     __nanosleep(200);  // fewer reads over the bus; the release is not part of any timing
-#endif
-  }
-}
-
-__global__ void spin_kernel(unsigned long long nanoseconds) {
-  const unsigned long long start = global_timer_ns();
-  while (global_timer_ns() - start < nanoseconds) {
-#if __CUDA_ARCH__ >= 700
-    __nanosleep(1000);  // idle, not busy: the point is a stream that delivers less
 #endif
   }
 }
@@ -177,27 +163,19 @@ cudaError_t launch_latch(const std::uint32_t* release, std::uint32_t* timed_out,
 }
 
 cudaError_t launch_bandwidth_spin(std::uint64_t nanoseconds, cudaStream_t stream) {
-  if (nanoseconds == 0) return cudaSuccess;
-  spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(nanoseconds));
-  return cudaGetLastError();
+  return kernel_support::launch_spin(nanoseconds, stream);
 }
 
 cudaError_t preload_bandwidth_kernels() {
-  // cudaFuncGetAttributes loads a lazily loaded kernel.
   const void* kernels[] = {
       reinterpret_cast<const void*>(&fill_kernel),
       reinterpret_cast<const void*>(&chunks_init_kernel),
       reinterpret_cast<const void*>(&verify_kernel),
       reinterpret_cast<const void*>(&corrupt_kernel),
       reinterpret_cast<const void*>(&latch_kernel),
-      reinterpret_cast<const void*>(&spin_kernel),
+      reinterpret_cast<const void*>(&kernel_support::spin_kernel),
   };
-  for (const void* kernel : kernels) {
-    cudaFuncAttributes attributes{};
-    const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
-    if (status != cudaSuccess) return status;
-  }
-  return cudaSuccess;
+  return kernel_support::preload(kernels);
 }
 
 }  // namespace preflight

@@ -1,6 +1,7 @@
 #include <cstdint>
 
 #include "kernels/collective_kernels.hpp"
+#include "kernels/kernel_support.cuh"
 
 namespace preflight {
 namespace {
@@ -75,21 +76,6 @@ __global__ void corrupt_kernel(void* data, std::uint64_t index, bool as_value) {
   }
 }
 
-__device__ unsigned long long global_timer_ns() {
-  unsigned long long ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
-
-__global__ void spin_kernel(unsigned long long nanoseconds) {
-  const unsigned long long start = global_timer_ns();
-  while (global_timer_ns() - start < nanoseconds) {
-#if __CUDA_ARCH__ >= 700
-    __nanosleep(1000);  // idle, not busy: the point is a rank that holds the group back
-#endif
-  }
-}
-
 }  // namespace
 
 cudaError_t launch_collective_fill_words(std::uint32_t* data, std::uint64_t count,
@@ -137,27 +123,19 @@ cudaError_t launch_collective_corrupt(void* data, std::uint64_t index, bool as_v
 }
 
 cudaError_t launch_collective_spin(std::uint64_t nanoseconds, cudaStream_t stream) {
-  if (nanoseconds == 0) return cudaSuccess;
-  spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(nanoseconds));
-  return cudaGetLastError();
+  return kernel_support::launch_spin(nanoseconds, stream);
 }
 
 cudaError_t preload_collective_kernels() {
-  // cudaFuncGetAttributes loads a lazily loaded kernel.
   const void* kernels[] = {
       reinterpret_cast<const void*>(&fill_words_kernel),
       reinterpret_cast<const void*>(&fill_values_kernel),
       reinterpret_cast<const void*>(&verify_gather_kernel),
       reinterpret_cast<const void*>(&verify_sum_kernel),
       reinterpret_cast<const void*>(&corrupt_kernel),
-      reinterpret_cast<const void*>(&spin_kernel),
+      reinterpret_cast<const void*>(&kernel_support::spin_kernel),
   };
-  for (const void* kernel : kernels) {
-    cudaFuncAttributes attributes{};
-    const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
-    if (status != cudaSuccess) return status;
-  }
-  return cudaSuccess;
+  return kernel_support::preload(kernels);
 }
 
 }  // namespace preflight

@@ -5,6 +5,7 @@
 
 #include "kernels/gemm_kernels.hpp"
 #include "kernels/gemm_numerics.hpp"
+#include "kernels/kernel_support.cuh"
 
 namespace preflight {
 namespace {
@@ -244,21 +245,6 @@ __global__ void inject_kernel(void* c, bool wide, std::uint64_t index, int bit, 
   }
 }
 
-__device__ unsigned long long global_timer_ns() {
-  unsigned long long ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
-
-__global__ void spin_kernel(unsigned long long nanoseconds) {
-  const unsigned long long start = global_timer_ns();
-  while (global_timer_ns() - start < nanoseconds) {
-#if __CUDA_ARCH__ >= 700
-    __nanosleep(1000);  // idle, not busy: the point is a GPU that delivers less
-#endif
-  }
-}
-
 unsigned column_blocks(int columns) {
   return static_cast<unsigned>(columns) < kMaxColumnBlocks ? static_cast<unsigned>(columns)
                                                            : kMaxColumnBlocks;
@@ -296,55 +282,54 @@ cudaError_t verify(const GemmVerifyArgs& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+template <class T>
+struct ElementType {
+  using type = T;
+};
+
+// Calls `launch` with the ElementType of the C++ type `element` names: the one switch over the
+// element types for every launcher.
+template <class Launch>
+cudaError_t with_element_type(GemmElement element, Launch launch) {
+  switch (element) {
+    case GemmElement::bf16:
+      return launch(ElementType<__nv_bfloat16>{});
+    case GemmElement::fp16:
+      return launch(ElementType<__half>{});
+    case GemmElement::fp32:
+      return launch(ElementType<float>{});
+    case GemmElement::fp64:
+      return launch(ElementType<double>{});
+  }
+  return cudaErrorInvalidValue;
+}
+
 }  // namespace
 
 cudaError_t launch_gemm_generate(GemmElement type, void* out, std::uint64_t count,
                                  std::uint64_t seed, int matrix, int range, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
-  switch (type) {
-    case GemmElement::bf16:
-      return generate<__nv_bfloat16>(out, count, seed, matrix, range, stream);
-    case GemmElement::fp16:
-      return generate<__half>(out, count, seed, matrix, range, stream);
-    case GemmElement::fp32:
-      return generate<float>(out, count, seed, matrix, range, stream);
-    case GemmElement::fp64:
-      return generate<double>(out, count, seed, matrix, range, stream);
-  }
-  return cudaErrorInvalidValue;
+  return with_element_type(type, [&](auto element) {
+    return generate<typename decltype(element)::type>(out, count, seed, matrix, range, stream);
+  });
 }
 
 cudaError_t launch_gemm_column_sums(GemmElement type, const void* a, int rows, int cols,
                                     double* sums, double* abs_sums, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
-  switch (type) {
-    case GemmElement::bf16:
-      return column_sums<__nv_bfloat16>(a, rows, cols, sums, abs_sums, stream);
-    case GemmElement::fp16:
-      return column_sums<__half>(a, rows, cols, sums, abs_sums, stream);
-    case GemmElement::fp32:
-      return column_sums<float>(a, rows, cols, sums, abs_sums, stream);
-    case GemmElement::fp64:
-      return column_sums<double>(a, rows, cols, sums, abs_sums, stream);
-  }
-  return cudaErrorInvalidValue;
+  return with_element_type(type, [&](auto element) {
+    return column_sums<typename decltype(element)::type>(a, rows, cols, sums, abs_sums, stream);
+  });
 }
 
 cudaError_t launch_gemm_reference(GemmElement type, const void* b, int k, int n,
                                   const double* col_a, const double* abs_col_a, double* ref,
                                   double* abs_ref, cudaStream_t stream) {
   if (k <= 0 || n <= 0) return cudaSuccess;
-  switch (type) {
-    case GemmElement::bf16:
-      return reference<__nv_bfloat16>(b, k, n, col_a, abs_col_a, ref, abs_ref, stream);
-    case GemmElement::fp16:
-      return reference<__half>(b, k, n, col_a, abs_col_a, ref, abs_ref, stream);
-    case GemmElement::fp32:
-      return reference<float>(b, k, n, col_a, abs_col_a, ref, abs_ref, stream);
-    case GemmElement::fp64:
-      return reference<double>(b, k, n, col_a, abs_col_a, ref, abs_ref, stream);
-  }
-  return cudaErrorInvalidValue;
+  return with_element_type(type, [&](auto element) {
+    return reference<typename decltype(element)::type>(b, k, n, col_a, abs_col_a, ref, abs_ref,
+                                                       stream);
+  });
 }
 
 cudaError_t launch_gemm_verify(const GemmVerifyArgs& args, cudaStream_t stream) {
@@ -371,13 +356,10 @@ cudaError_t launch_gemm_inject(void* c, bool wide, std::uint64_t index, int bit,
 }
 
 cudaError_t launch_gemm_spin(std::uint64_t nanoseconds, cudaStream_t stream) {
-  if (nanoseconds == 0) return cudaSuccess;
-  spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(nanoseconds));
-  return cudaGetLastError();
+  return kernel_support::launch_spin(nanoseconds, stream);
 }
 
 cudaError_t preload_gemm_kernels() {
-  // cudaFuncGetAttributes loads a lazily loaded kernel.
   const void* kernels[] = {
       reinterpret_cast<const void*>(&generate_kernel<__nv_bfloat16>),
       reinterpret_cast<const void*>(&generate_kernel<__half>),
@@ -397,14 +379,9 @@ cudaError_t preload_gemm_kernels() {
       reinterpret_cast<const void*>(&verify_kernel<double, double, 1>),
       reinterpret_cast<const void*>(&pick_first_bad_kernel),
       reinterpret_cast<const void*>(&inject_kernel),
-      reinterpret_cast<const void*>(&spin_kernel),
+      reinterpret_cast<const void*>(&kernel_support::spin_kernel),
   };
-  for (const void* kernel : kernels) {
-    cudaFuncAttributes attributes{};
-    const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
-    if (status != cudaSuccess) return status;
-  }
-  return cudaSuccess;
+  return kernel_support::preload(kernels);
 }
 
 }  // namespace preflight

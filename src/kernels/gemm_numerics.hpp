@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/host_device.hpp"
+#include "kernels/lowbias32.hpp"
 
 namespace preflight {
 
@@ -61,12 +62,7 @@ PREFLIGHT_HOST_DEVICE inline std::uint32_t gemm_digest_term(std::uint64_t index,
                     (static_cast<std::uint32_t>(bits >> 32) * 0x27D4EB2Fu) ^
                     (static_cast<std::uint32_t>(index) * 0x9E3779B1u) ^
                     (static_cast<std::uint32_t>(index >> 32) * 0x85EBCA77u);
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  x ^= x >> 16;
-  return x;
+  return lowbias32(x);
 }
 
 // Allowed difference between a column's sum and its reference: the output's rounding

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/host_device.hpp"
+#include "kernels/lowbias32.hpp"
 
 namespace preflight {
 
@@ -17,16 +18,6 @@ enum : int {
   kPatternInverseAddress = 4,
   kPatternRandom = 5,
 };
-
-// A bijective 32-bit hash (lowbias32): neighbouring indices give unrelated words.
-PREFLIGHT_HOST_DEVICE inline std::uint32_t memory_hash32(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  x ^= x >> 16;
-  return x;
-}
 
 // Word `index` of `pattern` for `seed`. `pass` alternates the checkerboard between its two
 // phases (0x55555555 / 0xAAAAAAAA) so that every bit is written both ways.
@@ -47,9 +38,9 @@ PREFLIGHT_HOST_DEVICE inline std::uint32_t memory_pattern_word(int pattern, std:
     case kPatternInverseAddress:
       return ~(low ^ (high * 0x9E3779B1u));
     default:  // kPatternRandom
-      return memory_hash32(low ^
-                           memory_hash32(high ^ static_cast<std::uint32_t>(seed) ^
-                                         static_cast<std::uint32_t>(seed >> 32) * 0x85EBCA77u));
+      // lowbias32: neighbouring indices give unrelated words.
+      return lowbias32(low ^ lowbias32(high ^ static_cast<std::uint32_t>(seed) ^
+                                       static_cast<std::uint32_t>(seed >> 32) * 0x85EBCA77u));
   }
 }
 

@@ -11,6 +11,7 @@
 #endif
 
 #include "kernels/host_device.hpp"
+#include "kernels/lowbias32.hpp"
 
 namespace preflight {
 
@@ -22,13 +23,7 @@ PREFLIGHT_HOST_DEVICE inline std::uint32_t probe_pattern_word(std::size_t i, std
   std::uint32_t x = static_cast<std::uint32_t>(index) * 0x9E3779B1u;
   x ^= static_cast<std::uint32_t>(index >> 32) * 0x85EBCA77u;
   x ^= seed ^ 0xA511E9B3u;  // keeps word 0 of seed 0 from being 0, like zeroed memory
-  // The murmur3 / lowbias32 finalizer: every step is invertible.
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  x ^= x >> 16;
-  return x;
+  return lowbias32(x);
 }
 
 #ifdef PREFLIGHT_PROBE_KERNEL_HAVE_CUDA

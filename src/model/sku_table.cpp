@@ -74,7 +74,8 @@ const std::vector<ThresholdSpec>& threshold_specs() {
       {"gemm.fail_fraction_of_peak", "fraction",
        "a GPU's median TFLOP/s below this share of the dtype's peak fails", 0, 1, false, 0.5},
       {"gemm.warn_fraction_of_peak", "fraction",
-       "a GPU's median TFLOP/s below this share of the dtype's peak warns", 0, 1, false, 0.6, "gemm.fail_fraction_of_peak", false},
+       "a GPU's median TFLOP/s below this share of the dtype's peak warns", 0, 1, false, 0.6,
+       "gemm.fail_fraction_of_peak", false},
       {"gemm.straggler_warn_pct", "%",
        "a GPU this many percent below the median of the node's GPUs of its model warns", 0, 100,
        false, 5, "gemm.straggler_fail_pct", true},
@@ -139,8 +140,8 @@ const std::vector<ThresholdSpec>& threshold_specs() {
        "an RDMA transfer's Gb/s below this share of the expected port rate fails", 0, 1, false,
        0.75},
       {"rdma.warn_fraction", "fraction",
-       "an RDMA transfer's Gb/s below this share of the expected port rate warns", 0, 1, false,
-       0.9, "rdma.fail_fraction", false},
+       "an RDMA transfer's Gb/s below this share of the expected port rate warns", 0, 1, false, 0.9,
+       "rdma.fail_fraction", false},
   };
   return specs;
 }

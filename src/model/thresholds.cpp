@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/text_format.hpp"
 #include "preflight/errors.hpp"
 
 namespace preflight {
@@ -40,14 +41,7 @@ std::string printable(std::string_view text, std::size_t max_chars = kMaxShownCh
       out += "...";
       break;
     }
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-      out += escaped;
-    } else {
-      out += static_cast<char>(c);
-    }
+    append_printable(out, text[i]);
   }
   return out;
 }

@@ -7,19 +7,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gpu/loaded_library.hpp"
+
 namespace preflight {
 namespace {
 
 constexpr const char* kDefaultLibrary = "libibverbs.so.1";
-
-// A dlsym() result that converts to whichever function pointer type it is assigned to.
-struct Symbol {
-  void* address;
-  template <class Fn>
-  operator Fn() const {  // NOLINT(google-explicit-constructor): that conversion is the point
-    return reinterpret_cast<Fn>(address);
-  }
-};
 
 Symbol resolve(void* handle, const char* name) {
   return {dlsym(handle, name)};
@@ -78,22 +71,12 @@ std::string VerbsLibrary::library_name_from_env() {
 }
 
 VerbsLibrary::VerbsLibrary(const std::string& library_name) : api_(std::make_unique<Api>()) {
-  dlerror();
-  void* handle = dlopen(library_name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* message = dlerror();
-    error_ = message != nullptr ? message : library_name + ": cannot be loaded";
+  void* handle = open_library(library_name, error_);
+  if (handle == nullptr) return;
+  error_ = first_missing_symbol(handle, kRequired, library_name);
+  if (!error_.empty()) {
+    dlclose(handle);  // nothing from it is in use yet, so it can go
     return;
-  }
-  for (const char* symbol : kRequired) {
-    dlerror();
-    if (dlsym(handle, symbol) == nullptr) {
-      const char* message = dlerror();
-      error_ = message != nullptr ? message : library_name + ": no symbol " + symbol;
-      // Nothing from it is in use yet, so it can go.
-      dlclose(handle);
-      return;
-    }
   }
   Api& api = *api_;
   // dlsym gives the default version of each symbol (IBVERBS_1.1 where there are two), which is

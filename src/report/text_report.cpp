@@ -1,8 +1,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "report/report.hpp"
 #include "model/text_format.hpp"
+#include "report/report.hpp"
 
 namespace preflight {
 

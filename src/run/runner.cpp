@@ -5,9 +5,9 @@
 #include <sstream>
 #include <thread>
 
-#include "run/bounded_task.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
+#include "run/bounded_task.hpp"
 
 namespace preflight {
 

@@ -62,7 +62,7 @@ def included_folder(spelled):
 def sources(root, top):
     for base, _, files in os.walk(os.path.join(root, top)):
         for name in files:
-            if re.search(r"\.(hpp|cpp|cu|h|in)$", name):
+            if re.search(r"\.(hpp|cpp|cu|cuh|h|in)$", name):
                 yield os.path.relpath(os.path.join(base, name), root)
 
 
@@ -90,7 +90,7 @@ def main(root):
                 target = included_folder(spelled)
                 if target is not None and target not in allowed:
                     problems.append(f"{rel}: includes {spelled}: {folder} may not depend on {target}")
-        if rel.endswith((".hpp", ".h", ".hpp.in")):
+        if rel.endswith((".hpp", ".h", ".cuh", ".hpp.in")):
             name = os.path.basename(rel).replace(".in", "")
             headers.setdefault(name, []).append(rel)
         if rel.startswith("src/") and ".detach()" in strip_comments(text):

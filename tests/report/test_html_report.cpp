@@ -35,7 +35,8 @@ std::string without_wbr(std::string page) {
 std::string render(const std::vector<std::string>& names) {
   std::vector<ReportDocument> docs;
   for (const auto& n : names) docs.push_back(load_report_document(fixture(n)));
-  return without_wbr(render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0 (git test)", test::builtin_figures()}));
+  return without_wbr(render_html_report(
+      docs, {"2026-11-22T04:00:00Z", "0.1.0 (git test)", test::builtin_figures()}));
 }
 
 ReportDocument node_doc(Json doc) {
@@ -47,7 +48,8 @@ ReportDocument fleet_doc(Json doc) {
 }
 
 std::string render_docs(const std::vector<ReportDocument>& docs) {
-  return without_wbr(render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0", test::builtin_figures()}));
+  return without_wbr(
+      render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0", test::builtin_figures()}));
 }
 
 std::size_t count(const std::string& haystack, const std::string& needle) {

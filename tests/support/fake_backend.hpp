@@ -72,7 +72,7 @@ class FakeBackend final : public NodeBackend {
   // discover() blocks forever, like a driver that does not answer.
   bool hang_discovery = false;
   std::atomic<int> probes{0};
-  int hang_probe_gpu = -1;               // probe() of this GPU index blocks until release_probes()
+  int hang_probe_gpu = -1;  // probe() of this GPU index blocks until release_probes()
   // The engines engines() hands the runner with this backend; null: their checks skip.
   RdmaEngine* rdma = nullptr;
   BandwidthEngine* bandwidth = nullptr;

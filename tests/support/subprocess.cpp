@@ -200,8 +200,9 @@ bool Child::wait_for_stderr(const std::string& text, double timeout_s) {
     if (err.find(text) != std::string::npos) return true;
     // WNOWAIT: only look whether it ended; wait() reaps it and collects its output.
     siginfo_t info{};
-    const bool ended = waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                       info.si_pid == pid_;
+    const bool ended =
+        waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_;
     if (ended || std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

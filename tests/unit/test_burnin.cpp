@@ -3,12 +3,12 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run/burnin.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/faults.hpp"
-#include "run/progress.hpp"
 #include "report/report.hpp"
+#include "run/burnin.hpp"
+#include "run/progress.hpp"
 
 using namespace preflight;
 

@@ -32,7 +32,7 @@ TEST_CASE("figures: entity labels, fixed labels, then the name's labels") {
   REQUIRE(labels);
   CHECK(*labels == Labels{{"gpu", "12"}, {"dtype", "fp64"}});
   CHECK(with_labels(gpu.fleet_figure, *labels) == "gemm_fp64_tflops");
-  CHECK_FALSE(figure_labels(gpu, {"", "fp64.tflops_median", 60, ""}));       // not per GPU
+  CHECK_FALSE(figure_labels(gpu, {"", "fp64.tflops_median", 60, ""}));        // not per GPU
   CHECK_FALSE(figure_labels(gpu, {"mlx5_0", "fp64.tflops_median", 60, ""}));  // not a GPU
   CHECK_FALSE(figure_labels(gpu, {"gpu1x", "fp64.tflops_median", 60, ""}));
 

@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "preflight/errors.hpp"
 #include "fleet/logic/fleet_planner.hpp"
+#include "preflight/errors.hpp"
 
 using namespace preflight;
 

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "app/cli.hpp"
-#include "preflight/errors.hpp"
 #include "fleet/logic/fleet_setup.hpp"
+#include "preflight/errors.hpp"
 
 namespace preflight {
 namespace {

@@ -3,10 +3,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "preflight/catalogue.hpp"
-#include "preflight/errors.hpp"
 #include "fleet/logic/fleet_stats.hpp"
 #include "fleet/logic/fleet_verdict.hpp"
+#include "preflight/catalogue.hpp"
+#include "preflight/errors.hpp"
 #include "support/builtin_figures.hpp"
 
 using namespace preflight;

@@ -11,15 +11,15 @@
 
 #include "fleet/logic/fleet_verdict.hpp"
 #include "report/prometheus.hpp"
-#include "report/report_documents.hpp"
 #include "report/report.hpp"
+#include "report/report_documents.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_figures.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 #include "support/fake_collective_engine.hpp"
 #include "support/fake_gemm_engine.hpp"
 #include "support/fake_rdma_engine.hpp"
-#include "support/builtin_figures.hpp"
 
 using namespace preflight;
 using namespace std::chrono_literals;

@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
-#include "run/burnin.hpp"
 #include "preflight/catalogue.hpp"
 #include "report/prometheus.hpp"
+#include "run/burnin.hpp"
 #include "support/builtin_figures.hpp"
 
 using namespace preflight;

@@ -16,10 +16,10 @@ namespace preflight {
 // Non-owning; nullptr where this binary has no such engine (the check that needs it skips).
 struct Engines {
   NodeBackend* node = nullptr;
-  GemmEngine* gemm = nullptr;                // gemm check
-  BandwidthEngine* bandwidth = nullptr;      // pcie, nvlink, hbm checks
-  CollectiveEngine* collective = nullptr;    // nccl check, the fleet's NCCL transport
-  RdmaEngine* rdma = nullptr;                // rdma check
+  GemmEngine* gemm = nullptr;              // gemm check
+  BandwidthEngine* bandwidth = nullptr;    // pcie, nvlink, hbm checks
+  CollectiveEngine* collective = nullptr;  // nccl check, the fleet's NCCL transport
+  RdmaEngine* rdma = nullptr;              // rdma check
 };
 
 // The engines, owned. A thread abandoned inside one of them (stuck in the driver) may still use

@@ -12,7 +12,6 @@
 
 #include "preflight/engine/gemm_engine.hpp"  // GpuTelemetry
 
-
 namespace preflight {
 
 // Readings of one GPU. std::nullopt means "not read": the query is not supported on this GPU

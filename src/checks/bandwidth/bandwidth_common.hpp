@@ -8,8 +8,8 @@
 #include "checks/bandwidth/bandwidth_math.hpp"
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/entities.hpp"
-#include "preflight/engine/bandwidth_engine.hpp"
 #include "preflight/check.hpp"
+#include "preflight/engine/bandwidth_engine.hpp"
 #include "preflight/faults.hpp"
 
 namespace preflight {

@@ -3,24 +3,12 @@
 #include <cstdio>
 
 #include "checks/bandwidth/bandwidth_common.hpp"
+#include "checks/common/fault_kinds.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
 
 namespace {
-
-FaultKindSpec slow_kind(std::string kind, TargetType target, std::string description,
-                        std::vector<std::string> codes) {
-  FaultKindSpec k;
-  k.kind = std::move(kind);
-  k.targets = {target};
-  k.value = FaultValue::number;
-  k.min_value = 0.05;
-  k.max_value = 0.99;
-  k.description = std::move(description);
-  k.codes = std::move(codes);
-  return k;
-}
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
@@ -42,14 +30,10 @@ std::vector<FaultKindSpec> nvlink_fault_kinds() {
 }
 
 std::vector<FaultKindSpec> hbm_fault_kinds() {
-  FaultKindSpec k;
-  k.kind = "hbm-corrupt";
-  k.targets = {TargetType::gpu};
-  k.value = FaultValue::none;
-  k.description =
-      "one word of GPU memory is changed between the pattern test's write and its verification";
-  k.codes = {"HBM_PATTERN_MISMATCH"};
-  return {k};
+  return {fault_kind(
+      "hbm-corrupt", TargetType::gpu,
+      "one word of GPU memory is changed between the pattern test's write and its verification",
+      {"HBM_PATTERN_MISMATCH"})};
 }
 
 double pcie_slow_factor(const FaultPlan& faults, int gpu_index) {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "preflight/engine/bandwidth_engine.hpp"
-#include "preflight/engine/node_backend.hpp"
 #include "model/memory_ranges.hpp"
 #include "model/stats.hpp"
+#include "preflight/engine/bandwidth_engine.hpp"
+#include "preflight/engine/node_backend.hpp"
 
 namespace preflight {
 

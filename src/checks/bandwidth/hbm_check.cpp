@@ -159,10 +159,20 @@ HbmCheck::HbmCheck() {
   info_.budget = {std::chrono::seconds(20), std::chrono::seconds(90), std::chrono::seconds(600)};
   info_.fault_kinds = hbm_fault_kinds();
   info_.figures = {
-      {"hbm_traffic_gbps", {"gpu"}, {}, "preflight_hbm_bandwidth_bytes_per_second", 1e9,
-       "GPU memory traffic of verified device-to-device copies", "hbm_gbps"},
-      {"pattern_bad_words", {"gpu"}, {}, "preflight_hbm_pattern_bad_words", 1,
-       "words of GPU memory that read back wrong in the pattern test", ""},
+      {"hbm_traffic_gbps",
+       {"gpu"},
+       {},
+       "preflight_hbm_bandwidth_bytes_per_second",
+       1e9,
+       "GPU memory traffic of verified device-to-device copies",
+       "hbm_gbps"},
+      {"pattern_bad_words",
+       {"gpu"},
+       {},
+       "preflight_hbm_pattern_bad_words",
+       1,
+       "words of GPU memory that read back wrong in the pattern test",
+       ""},
   };
 }
 

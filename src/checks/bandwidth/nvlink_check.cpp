@@ -54,9 +54,13 @@ NvlinkCheck::NvlinkCheck() {
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(30), std::chrono::seconds(90), std::chrono::seconds(180)};
   info_.fault_kinds = nvlink_fault_kinds();
-  info_.figures = {{"unidirectional_min_gbps", {}, {},
-                    "preflight_nvlink_min_bandwidth_bytes_per_second", 1e9,
-                    "slowest GPU pair's unidirectional copy bandwidth", "nvlink_gbps"}};
+  info_.figures = {{"unidirectional_min_gbps",
+                    {},
+                    {},
+                    "preflight_nvlink_min_bandwidth_bytes_per_second",
+                    1e9,
+                    "slowest GPU pair's unidirectional copy bandwidth",
+                    "nvlink_gbps"}};
 }
 
 std::optional<std::string> NvlinkCheck::skip_reason(const CheckContext& ctx) const {

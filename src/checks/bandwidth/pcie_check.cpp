@@ -72,17 +72,29 @@ PcieCheck::PcieCheck() {
   // Only the one-GPU-at-a-time figures feed the fleet: the all-at-once ones depend on how many
   // GPUs share a switch.
   const auto one = [](const char* direction, const char* fleet) {
-    return FigureExport{std::string(direction) + "_gbps", {"gpu"}, {{"direction", direction}},
-                        "preflight_pcie_bandwidth_bytes_per_second", 1e9,
-                        "verified host<->GPU copy bandwidth, one GPU at a time", fleet};
+    return FigureExport{std::string(direction) + "_gbps",
+                        {"gpu"},
+                        {{"direction", direction}},
+                        "preflight_pcie_bandwidth_bytes_per_second",
+                        1e9,
+                        "verified host<->GPU copy bandwidth, one GPU at a time",
+                        fleet};
   };
   const auto all = [](const char* direction) {
-    return FigureExport{std::string(direction) + "_all_gbps", {"gpu"}, {{"direction", direction}},
-                        "preflight_pcie_concurrent_bandwidth_bytes_per_second", 1e9,
-                        "verified host<->GPU copy bandwidth with every GPU copying at once", ""};
+    return FigureExport{std::string(direction) + "_all_gbps",
+                        {"gpu"},
+                        {{"direction", direction}},
+                        "preflight_pcie_concurrent_bandwidth_bytes_per_second",
+                        1e9,
+                        "verified host<->GPU copy bandwidth with every GPU copying at once",
+                        ""};
   };
-  info_.figures = {one("h2d", "pcie_h2d_gbps"), one("d2h", "pcie_d2h_gbps"), one("bidir", ""),
-                   all("h2d"), all("d2h"), all("bidir")};
+  info_.figures = {one("h2d", "pcie_h2d_gbps"),
+                   one("d2h", "pcie_d2h_gbps"),
+                   one("bidir", ""),
+                   all("h2d"),
+                   all("d2h"),
+                   all("bidir")};
 }
 
 std::optional<std::string> PcieCheck::skip_reason(const CheckContext& ctx) const {

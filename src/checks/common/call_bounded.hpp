@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "run/bounded_task.hpp"
 #include "preflight/check.hpp"
+#include "run/bounded_task.hpp"
 
 namespace preflight {
 

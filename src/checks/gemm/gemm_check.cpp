@@ -195,16 +195,41 @@ GemmCheck::GemmCheck() {
   }
   info_.fault_kinds = gemm_fault_kinds();
   info_.figures = {
-      {"{dtype}.tflops_median", {"gpu"}, {}, "preflight_gemm_tflops", 1,
-       "median TFLOP/s of the verified matrix products", "gemm_{dtype}_tflops"},
-      {"{dtype}.node_median_tflops", {}, {}, "preflight_gemm_node_median_tflops", 1,
-       "median over the node's GPUs of their median TFLOP/s", ""},
-      {"{dtype}.sm_clock_mhz_median", {"gpu"}, {}, "preflight_gemm_sm_clock_hertz", 1e6,
-       "median SM clock during the products", ""},
-      {"{dtype}.power_w_median", {"gpu"}, {}, "preflight_gemm_power_watts", 1,
-       "median board power during the products", ""},
-      {"{dtype}.temperature_c_max", {"gpu"}, {}, "preflight_gemm_temperature_max_celsius", 1,
-       "highest GPU temperature during the products", ""},
+      {"{dtype}.tflops_median",
+       {"gpu"},
+       {},
+       "preflight_gemm_tflops",
+       1,
+       "median TFLOP/s of the verified matrix products",
+       "gemm_{dtype}_tflops"},
+      {"{dtype}.node_median_tflops",
+       {},
+       {},
+       "preflight_gemm_node_median_tflops",
+       1,
+       "median over the node's GPUs of their median TFLOP/s",
+       ""},
+      {"{dtype}.sm_clock_mhz_median",
+       {"gpu"},
+       {},
+       "preflight_gemm_sm_clock_hertz",
+       1e6,
+       "median SM clock during the products",
+       ""},
+      {"{dtype}.power_w_median",
+       {"gpu"},
+       {},
+       "preflight_gemm_power_watts",
+       1,
+       "median board power during the products",
+       ""},
+      {"{dtype}.temperature_c_max",
+       {"gpu"},
+       {},
+       "preflight_gemm_temperature_max_celsius",
+       1,
+       "highest GPU temperature during the products",
+       ""},
   };
   info_.bars = BarChartSpec{
       "GEMM speed per GPU",
@@ -272,12 +297,7 @@ CheckResult GemmCheck::run(CheckContext& ctx) const {
   }
   if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(abandoned);
 
-  GemmJudgement judged = judge_gemm(outcomes, *ctx.thresholds, settings);
-  CheckResult result;
-  result.findings = std::move(judged.findings);
-  result.metrics = std::move(judged.metrics);
-  result.summary = std::move(judged.summary);
-  return result;
+  return result_of(judge_gemm(outcomes, *ctx.thresholds, settings));
 }
 
 }  // namespace preflight

@@ -10,6 +10,8 @@
 
 #include "checks/common/entities.hpp"
 #include "checks/gemm/gemm_judge.hpp"
+#include "checks/gemm/gemm_judge_support.hpp"
+#include "model/text_format.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -73,24 +75,6 @@ StragglerClass classify_straggler(double percent_slower, double warn_pct, double
 }
 
 namespace {
-
-std::string count_of(std::size_t n, const std::string& one, const std::string& many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
-std::string product_name(int round, int repeat) {
-  return "round " + std::to_string(round) + " repeat " + std::to_string(repeat);
-}
-
-std::string model_phrase(const std::string& model) {
-  return model.empty() ? "" : model + " ";
-}
-
-// Marked injected when every product behind the finding had a product touched by
-// --inject-fault on some member, so the healthy side of a drill's tie still reads as a drill.
-void mark_if_injected(Finding& f, bool all_injected) {
-  if (all_injected) f.injected = true;
-}
 
 struct ConsensusTally {
   std::size_t minority = 0;
@@ -215,13 +199,7 @@ ConsensusFindings judge_gemm_consensus(const std::vector<GemmGpuOutcome>& outcom
     if (!o.not_tested.empty() || !o.run || o.run->products.empty()) continue;
     const Key key{o.model,        static_cast<int>(o.dtype), o.run->m, o.run->n, o.run->k,
                   o.run->sm_count};
-    auto it =
-        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
-    if (it == groups.end()) {
-      groups.emplace_back(key, std::vector<const GemmGpuOutcome*>{&o});
-    } else {
-      it->second.push_back(&o);
-    }
+    add_to_group(groups, key, &o);
   }
   // A group of one has no peer to vote with; checksum and repeatability cover it.
   for (const auto& [key, members] : groups) {

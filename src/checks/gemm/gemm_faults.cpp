@@ -1,44 +1,29 @@
 #include "checks/gemm/gemm_faults.hpp"
 
+#include "checks/common/fault_kinds.hpp"
+
 namespace preflight {
-
-namespace {
-
-FaultKindSpec gpu_kind(std::string kind, std::string description, std::vector<std::string> codes,
-                       FaultValue value, double min_value = 0, double max_value = 0) {
-  FaultKindSpec k;
-  k.kind = std::move(kind);
-  k.targets = {TargetType::gpu};
-  k.value = value;
-  k.min_value = min_value;
-  k.max_value = max_value;
-  k.integer = k.kind == "gemm-bitflip";
-  k.description = std::move(description);
-  k.codes = std::move(codes);
-  return k;
-}
-
-}  // namespace
 
 std::vector<FaultKindSpec> gemm_fault_kinds() {
   // Consensus codes appear only where two or more GPUs of the model ran; the tie, on every GPU
   // of a two-GPU split.
+  FaultKindSpec bitflip = fault_kind(
+      "gemm-bitflip", TargetType::gpu,
+      "flip bit BIT (0-31; default: the top mantissa bit) of one output element of one product, "
+      "between the product and its verification",
+      {"GEMM_CHECKSUM_MISMATCH", "GEMM_NOT_REPEATABLE", "GEMM_CONSENSUS_MINORITY",
+       "GEMM_CONSENSUS_TIE"},
+      FaultValue::optional_number, 0, 31);
+  bitflip.integer = true;  // a bit number
   return {
-      gpu_kind("gemm-bitflip",
-               "flip bit BIT (0-31; default: the top mantissa bit) of one output element of one "
-               "product, between the product and its verification",
-               {"GEMM_CHECKSUM_MISMATCH", "GEMM_NOT_REPEATABLE", "GEMM_CONSENSUS_MINORITY",
-                "GEMM_CONSENSUS_TIE"},
-               FaultValue::optional_number, 0, 31),
-      gpu_kind("gemm-nan", "write a NaN into one output element of one product",
-               {"GEMM_NAN_INF", "GEMM_CHECKSUM_MISMATCH", "GEMM_NOT_REPEATABLE",
-                "GEMM_CONSENSUS_MINORITY", "GEMM_CONSENSUS_TIE"},
-               FaultValue::none),
-      gpu_kind(
-          "gemm-slow",
+      bitflip,
+      fault_kind("gemm-nan", TargetType::gpu, "write a NaN into one output element of one product",
+                 {"GEMM_NAN_INF", "GEMM_CHECKSUM_MISMATCH", "GEMM_NOT_REPEATABLE",
+                  "GEMM_CONSENSUS_MINORITY", "GEMM_CONSENSUS_TIE"}),
+      slow_kind(
+          "gemm-slow", TargetType::gpu,
           "the GPU delivers FACTOR of its speed (held idle after each product), e.g. 0.9",
-          {"GEMM_TFLOPS_LOW", "GEMM_TFLOPS_MARGINAL", "GEMM_STRAGGLER", "GEMM_STRAGGLER_SEVERE"},
-          FaultValue::number, 0.05, 0.99),
+          {"GEMM_TFLOPS_LOW", "GEMM_TFLOPS_MARGINAL", "GEMM_STRAGGLER", "GEMM_STRAGGLER_SEVERE"}),
   };
 }
 

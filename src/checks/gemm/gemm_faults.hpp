@@ -4,8 +4,8 @@
 // detector is exercised end to end rather than fed a made-up reading.
 #include <vector>
 
-#include "preflight/faults.hpp"
 #include "preflight/engine/gemm_engine.hpp"
+#include "preflight/faults.hpp"
 
 namespace preflight {
 

@@ -10,7 +10,9 @@
 
 #include "checks/common/entities.hpp"
 #include "checks/gemm/gemm_judge.hpp"
+#include "checks/gemm/gemm_judge_support.hpp"
 #include "checks/gemm/gemm_math.hpp"
+#include "model/text_format.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -21,18 +23,6 @@ std::string fmt(const char* format, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, value);
   return buf;
-}
-
-std::string count_of(std::size_t n, const std::string& one, const std::string& many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
-std::string product_name(int round, int repeat) {
-  return "round " + std::to_string(round) + " repeat " + std::to_string(repeat);
-}
-
-std::string model_phrase(const std::string& model) {
-  return model.empty() ? "" : model + " ";
 }
 
 // At most one finding per (GPU, dtype, code): several products with the same fault are one
@@ -64,12 +54,6 @@ class FindingSink {
   std::vector<Entry> entries_;
 };
 
-// A finding is marked injected when every product behind it was touched by --inject-fault, so
-// a drill that implicates a healthy peer (the other side of a tie) still reads as a drill.
-void mark_if_injected(Finding& f, bool all_injected) {
-  if (all_injected) f.injected = true;
-}
-
 void judge_run_status(const GemmGpuOutcome& o, const std::string& dt, FindingSink& sink) {
   const std::string gpu = gpu_entity(o.gpu_index);
   if (!o.run) {
@@ -95,19 +79,31 @@ void judge_run_status(const GemmGpuOutcome& o, const std::string& dt, FindingSin
   }
 }
 
+// The products in which a detector counted something (NaN/Inf elements, bad columns).
+struct BadProducts {
+  const GemmProductRecord* first = nullptr;  // null: none
+  std::size_t bad = 0;
+  std::uint64_t total = 0;  // the counts, summed over the products
+  bool all_injected = true;
+};
+
+BadProducts bad_products(const std::vector<GemmProductRecord>& products,
+                         std::uint64_t GemmProductRecord::*count) {
+  BadProducts out;
+  for (const GemmProductRecord& p : products) {
+    if (p.*count == 0) continue;
+    if (out.first == nullptr) out.first = &p;
+    ++out.bad;
+    out.total += p.*count;
+    out.all_injected = out.all_injected && p.injected;
+  }
+  return out;
+}
+
 void judge_nan_inf(const GemmGpuOutcome& o, const std::string& dt, FindingSink& sink) {
   const auto& products = o.run->products;
-  const GemmProductRecord* first = nullptr;
-  std::size_t bad = 0;
-  std::uint64_t elements = 0;
-  bool all_injected = true;
-  for (const GemmProductRecord& p : products) {
-    if (p.nonfinite == 0) continue;
-    if (first == nullptr) first = &p;
-    ++bad;
-    elements += p.nonfinite;
-    all_injected = all_injected && p.injected;
-  }
+  const auto [first, bad, elements, all_injected] =
+      bad_products(products, &GemmProductRecord::nonfinite);
   if (first == nullptr) return;
   Finding f = make_finding(
       "GEMM_NAN_INF", gpu_entity(o.gpu_index),
@@ -123,17 +119,8 @@ void judge_nan_inf(const GemmGpuOutcome& o, const std::string& dt, FindingSink& 
 
 void judge_checksum(const GemmGpuOutcome& o, const std::string& dt, FindingSink& sink) {
   const auto& products = o.run->products;
-  const GemmProductRecord* first = nullptr;
-  std::size_t bad = 0;
-  std::uint64_t columns = 0;
-  bool all_injected = true;
-  for (const GemmProductRecord& p : products) {
-    if (p.bad_columns == 0) continue;
-    if (first == nullptr) first = &p;
-    ++bad;
-    columns += p.bad_columns;
-    all_injected = all_injected && p.injected;
-  }
+  const auto [first, bad, columns, all_injected] =
+      bad_products(products, &GemmProductRecord::bad_columns);
   if (first == nullptr) return;
   // %.17g: the sums are exact for the check's inputs, and a flipped low bit must show.
   Finding f = make_finding(
@@ -306,13 +293,7 @@ void judge_stragglers(const std::vector<SpeedRow>& rows, const Thresholds& thres
   for (const SpeedRow& row : rows) {
     const GemmGpuOutcome& o = *row.outcome;
     const Key key{static_cast<int>(o.dtype), o.model, o.run->m, o.run->n, o.run->k};
-    auto it =
-        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
-    if (it == groups.end()) {
-      groups.emplace_back(key, std::vector<const SpeedRow*>{&row});
-    } else {
-      it->second.push_back(&row);
-    }
+    add_to_group(groups, key, &row);
   }
   const double warn_pct = thresholds.get("gemm.straggler_warn_pct");
   const double fail_pct = thresholds.get("gemm.straggler_fail_pct");

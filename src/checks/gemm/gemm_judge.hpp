@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "checks/common/judgement.hpp"
 #include "checks/gemm/gemm_options.hpp"
 #include "preflight/engine/gemm_engine.hpp"
 #include "preflight/thresholds.hpp"
@@ -70,13 +71,9 @@ struct GemmGpuOutcome {
   std::vector<GpuTelemetry> telemetry;  // samples taken while this dtype ran on this GPU
 };
 
-struct GemmJudgement {
-  std::vector<Finding> findings;
-  Metrics metrics;
-  // One line per dtype, joined by "; ": "bf16 16384^3 on 4 GPUs: 712.3 TFLOP/s median (min
-  // 650.1 gpu3), 1824 products verified".
-  std::string summary;
-};
+// Its summary: one line per dtype, joined by "; ": "bf16 16384^3 on 4 GPUs: 712.3 TFLOP/s
+// median (min 650.1 gpu3), 1824 products verified".
+using GemmJudgement = CheckJudgement;
 
 // The cross-GPU consensus detector alone (judge_gemm calls it when the detector is enabled):
 // outcomes with products are grouped by (model, dtype, m, n, k, sm_count); in each group of two

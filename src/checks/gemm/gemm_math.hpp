@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "preflight/engine/gemm_engine.hpp"
 #include "model/stats.hpp"  // summarize(): TFLOP/s statistics
+#include "preflight/engine/gemm_engine.hpp"
 
 namespace preflight {
 

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "checks/gemm/gemm_math.hpp"
+#include "model/text_format.hpp"
 #include "preflight/errors.hpp"
 
 namespace preflight {
@@ -47,14 +47,7 @@ std::string shown(std::string_view text) {
       out += "...";
       break;
     }
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-      out += escaped;
-    } else {
-      out += static_cast<char>(c);
-    }
+    append_printable(out, text[i]);
   }
   return out + "'";
 }

@@ -98,19 +98,49 @@ InventoryCheck::InventoryCheck() {
   info_.fault_kinds = inventory_fault_kinds();
   info_.figures = {
       {"gpu_count", {}, {}, "preflight_gpus", 1, "GPUs the driver lists", ""},
-      {"temperature_c", {"gpu"}, {}, "preflight_gpu_temperature_celsius", 1,
-       "GPU temperature at the start of the run", ""},
-      {"ecc_corrected_volatile", {"gpu"}, {}, "preflight_gpu_ecc_corrected_volatile_errors", 1,
-       "correctable ECC errors since the driver loaded", ""},
-      {"ecc_uncorrected_volatile", {"gpu"}, {}, "preflight_gpu_ecc_uncorrected_volatile_errors", 1,
-       "uncorrectable ECC errors since the driver loaded", ""},
-      {"pcie_gen_max_link", {"gpu"}, {}, "preflight_gpu_pcie_generation_max", 1,
-       "highest PCIe generation the GPU's link can train to", ""},
-      {"pcie_width", {"gpu"}, {}, "preflight_gpu_pcie_width_lanes", 1, "current PCIe link width",
+      {"temperature_c",
+       {"gpu"},
+       {},
+       "preflight_gpu_temperature_celsius",
+       1,
+       "GPU temperature at the start of the run",
+       ""},
+      {"ecc_corrected_volatile",
+       {"gpu"},
+       {},
+       "preflight_gpu_ecc_corrected_volatile_errors",
+       1,
+       "correctable ECC errors since the driver loaded",
+       ""},
+      {"ecc_uncorrected_volatile",
+       {"gpu"},
+       {},
+       "preflight_gpu_ecc_uncorrected_volatile_errors",
+       1,
+       "uncorrectable ECC errors since the driver loaded",
+       ""},
+      {"pcie_gen_max_link",
+       {"gpu"},
+       {},
+       "preflight_gpu_pcie_generation_max",
+       1,
+       "highest PCIe generation the GPU's link can train to",
+       ""},
+      {"pcie_width",
+       {"gpu"},
+       {},
+       "preflight_gpu_pcie_width_lanes",
+       1,
+       "current PCIe link width",
        ""},
       {"nvlink_active", {"gpu"}, {}, "preflight_gpu_nvlink_active_links", 1, "NVLink links up", ""},
-      {"probe_ms", {"gpu"}, {}, "preflight_gpu_probe_seconds", 1e-3,
-       "time of the responsiveness probe (context, kernel, copy)", ""},
+      {"probe_ms",
+       {"gpu"},
+       {},
+       "preflight_gpu_probe_seconds",
+       1e-3,
+       "time of the responsiveness probe (context, kernel, copy)",
+       ""},
   };
 }
 
@@ -126,12 +156,7 @@ CheckResult InventoryCheck::run(CheckContext& ctx) const {
   }
   apply_inventory_faults(*ctx.faults, node);
 
-  InventoryJudgement judged = judge_inventory(node, *ctx.thresholds, ctx.expect);
-  CheckResult result;
-  result.findings = std::move(judged.findings);
-  result.metrics = std::move(judged.metrics);
-  result.summary = std::move(judged.summary);
-  return result;
+  return result_of(judge_inventory(node, *ctx.thresholds, ctx.expect));
 }
 
 }  // namespace preflight

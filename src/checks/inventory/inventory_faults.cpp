@@ -2,22 +2,18 @@
 
 #include <algorithm>
 
+#include "checks/common/fault_kinds.hpp"
+
 namespace preflight {
 
 namespace {
 
+// Every inventory kind is aimed at one GPU.
 FaultKindSpec gpu_kind(std::string kind, std::string description, std::vector<std::string> codes,
                        FaultValue value = FaultValue::none, double min_value = 0,
                        double max_value = 0) {
-  FaultKindSpec k;
-  k.kind = std::move(kind);
-  k.targets = {TargetType::gpu};
-  k.value = value;
-  k.min_value = min_value;
-  k.max_value = max_value;
-  k.description = std::move(description);
-  k.codes = std::move(codes);
-  return k;
+  return fault_kind(std::move(kind), TargetType::gpu, std::move(description), std::move(codes),
+                    value, min_value, max_value);
 }
 
 std::uint64_t throttle_bit(const std::string& word) {

@@ -3,8 +3,8 @@
 // check can be driven end to end on a healthy node.
 #include <vector>
 
-#include "preflight/faults.hpp"
 #include "preflight/engine/node_backend.hpp"
+#include "preflight/faults.hpp"
 
 namespace preflight {
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "checks/common/judgement.hpp"
 #include "preflight/check.hpp"
 #include "preflight/engine/node_backend.hpp"
 #include "preflight/thresholds.hpp"
@@ -11,11 +12,7 @@
 
 namespace preflight {
 
-struct InventoryJudgement {
-  std::vector<Finding> findings;
-  Metrics metrics;
-  std::string summary;
-};
+using InventoryJudgement = CheckJudgement;
 
 InventoryJudgement judge_inventory(const NodeReading& node, const Thresholds& thresholds,
                                    const NodeExpectations& expect);

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <utility>
 
-#include "checks/common/entities.hpp"
 #include "checks/common/call_bounded.hpp"
+#include "checks/common/entities.hpp"
 #include "checks/nccl/nccl_math.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/engine/collective_engine.hpp"
@@ -208,7 +208,10 @@ NcclCheck::NcclCheck() {
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(45), std::chrono::seconds(120), std::chrono::seconds(600)};
   info_.fault_kinds = nccl_fault_kinds();
-  info_.figures = {{"{op}.{bytes}.busbw_gbps", {}, {}, "preflight_nccl_busbw_bytes_per_second",
+  info_.figures = {{"{op}.{bytes}.busbw_gbps",
+                    {},
+                    {},
+                    "preflight_nccl_busbw_bytes_per_second",
                     1e9,
                     "bus bandwidth of the node's verified collective (nccl-tests' definition)",
                     ""}};

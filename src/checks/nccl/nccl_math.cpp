@@ -2,37 +2,26 @@
 
 #include <algorithm>
 
+#include "checks/common/fault_kinds.hpp"
+
 namespace preflight {
 
 namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-FaultKindSpec gpu_kind(std::string kind, FaultValue value, std::string description,
-                       std::vector<std::string> codes) {
-  FaultKindSpec k;
-  k.kind = std::move(kind);
-  k.targets = {TargetType::gpu};
-  k.value = value;
-  k.min_value = 0.05;
-  k.max_value = 0.99;
-  k.description = std::move(description);
-  k.codes = std::move(codes);
-  return k;
-}
-
 }  // namespace
 
 std::vector<FaultKindSpec> nccl_fault_kinds() {
   return {
-      gpu_kind("nccl-corrupt", FaultValue::none,
-               "one element of the GPU's send buffer is changed after the pattern fill, for every "
-               "size of both collectives: every receiver gets its contribution wrong",
-               {"NCCL_DATA_MISMATCH", "FAULT_TARGET_MISSING"}),
-      gpu_kind("nccl-slow", FaultValue::number,
-               "the GPU idles after each timed iteration, so the node's communicator delivers "
-               "about FACTOR of its bus bandwidth, e.g. 0.5",
-               {"NCCL_BUSBW_LOW", "NCCL_BUSBW_MARGINAL", "FAULT_TARGET_MISSING"}),
+      fault_kind("nccl-corrupt", TargetType::gpu,
+                 "one element of the GPU's send buffer is changed after the pattern fill, for "
+                 "every size of both collectives: every receiver gets its contribution wrong",
+                 {"NCCL_DATA_MISMATCH", "FAULT_TARGET_MISSING"}),
+      slow_kind("nccl-slow", TargetType::gpu,
+                "the GPU idles after each timed iteration, so the node's communicator delivers "
+                "about FACTOR of its bus bandwidth, e.g. 0.5",
+                {"NCCL_BUSBW_LOW", "NCCL_BUSBW_MARGINAL", "FAULT_TARGET_MISSING"}),
   };
 }
 

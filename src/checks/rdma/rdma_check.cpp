@@ -11,6 +11,7 @@
 
 #include "checks/bandwidth/bandwidth_math.hpp"  // pcie_link_gbps, pcie_link_name
 #include "checks/common/call_bounded.hpp"
+#include "checks/common/fault_kinds.hpp"
 #include "checks/rdma/rdma_math.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
@@ -198,7 +199,8 @@ void judge_transfer(const PlannedTransfer& t, const std::optional<RdmaTransferRe
   metrics.push_back({t.entity, t.kind + "_gbps", r->gbps, "Gb/s"});
   if (t.kind == "gpudirect") {
     // Which registration worked matters to NCCL: 1 dma-buf, 0 nvidia-peermem.
-    metrics.push_back({t.entity, "gpudirect_dmabuf", r->registration == "dma-buf" ? 1.0 : 0.0, "bool"});
+    metrics.push_back(
+        {t.entity, "gpudirect_dmabuf", r->registration == "dma-buf" ? 1.0 : 0.0, "bool"});
   }
   const TransferClass c =
       classify_transfer(r->gbps, t.expected_gbps, thresholds.get("rdma.fail_fraction"),
@@ -213,19 +215,6 @@ void judge_transfer(const PlannedTransfer& t, const std::optional<RdmaTransferRe
                                        : make_finding("RDMA_BANDWIDTH_MARGINAL", t.entity, text);
   f.measured(r->gbps, "Gb/s", t.expected_gbps * fraction);
   findings.push_back(std::move(f));
-}
-
-FaultKindSpec nic_kind(std::string kind, FaultValue value, std::string description,
-                       std::vector<std::string> codes) {
-  FaultKindSpec k;
-  k.kind = std::move(kind);
-  k.targets = {TargetType::nic};
-  k.value = value;
-  k.min_value = 0.05;
-  k.max_value = 0.99;
-  k.description = std::move(description);
-  k.codes = std::move(codes);
-  return k;
 }
 
 }  // namespace
@@ -250,21 +239,41 @@ RdmaCheck::RdmaCheck() {
   info_.needs_gpu = false;  // a node's NICs matter without GPUs too
   info_.budget = {std::chrono::seconds(60), std::chrono::seconds(180), std::chrono::seconds(900)};
   info_.fault_kinds = {
-      nic_kind("rdma-down", FaultValue::none, "every port of the NIC reads as down",
-               {"RDMA_PORT_DOWN", "RDMA_COUNT_MISMATCH", "FAULT_TARGET_MISSING"}),
-      nic_kind("rdma-slow", FaultValue::number,
-               "RDMA writes from and to the NIC deliver FACTOR of their bandwidth, e.g. 0.5",
-               {"RDMA_BANDWIDTH_LOW", "RDMA_BANDWIDTH_MARGINAL", "FAULT_TARGET_MISSING"}),
+      fault_kind("rdma-down", TargetType::nic, "every port of the NIC reads as down",
+                 {"RDMA_PORT_DOWN", "RDMA_COUNT_MISMATCH", "FAULT_TARGET_MISSING"}),
+      slow_kind("rdma-slow", TargetType::nic,
+                "RDMA writes from and to the NIC deliver FACTOR of their bandwidth, e.g. 0.5",
+                {"RDMA_BANDWIDTH_LOW", "RDMA_BANDWIDTH_MARGINAL", "FAULT_TARGET_MISSING"}),
   };
   info_.figures = {
-      {"rate_gbps", {"port"}, {}, "preflight_rdma_port_rate_bits_per_second", 1e9,
-       "RDMA port rate", ""},
-      {"loopback_gbps", {"port"}, {}, "preflight_rdma_loopback_bits_per_second", 1e9,
-       "verified RDMA write bandwidth of a port to itself", ""},
-      {"pair_gbps", {"src", "dst"}, {}, "preflight_rdma_pair_bits_per_second", 1e9,
-       "verified RDMA write bandwidth between NICs", ""},
-      {"gpudirect_gbps", {"nic"}, {}, "preflight_rdma_gpudirect_bits_per_second", 1e9,
-       "verified RDMA write bandwidth from the NIC into its nearest GPU's memory", ""},
+      {"rate_gbps",
+       {"port"},
+       {},
+       "preflight_rdma_port_rate_bits_per_second",
+       1e9,
+       "RDMA port rate",
+       ""},
+      {"loopback_gbps",
+       {"port"},
+       {},
+       "preflight_rdma_loopback_bits_per_second",
+       1e9,
+       "verified RDMA write bandwidth of a port to itself",
+       ""},
+      {"pair_gbps",
+       {"src", "dst"},
+       {},
+       "preflight_rdma_pair_bits_per_second",
+       1e9,
+       "verified RDMA write bandwidth between NICs",
+       ""},
+      {"gpudirect_gbps",
+       {"nic"},
+       {},
+       "preflight_rdma_gpudirect_bits_per_second",
+       1e9,
+       "verified RDMA write bandwidth from the NIC into its nearest GPU's memory",
+       ""},
   };
   info_.options = {{kExpectFlag, "N",
                     "rdma: number of usable RDMA ports (active, link up) the node must have; "

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string_view>
 
-#include "preflight/errors.hpp"
 #include "fleet/logic/fleet_verdict.hpp"
+#include "preflight/errors.hpp"
 
 namespace preflight {
 

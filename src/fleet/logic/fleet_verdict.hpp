@@ -9,12 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/report.hpp"
 #include "preflight/figures.hpp"
 #include "preflight/verdict.hpp"
+#include "report/report.hpp"
 
 namespace preflight {
-
 
 // A node's own verdict, condensed to what rank 0 needs: sent over MPI as JSON, so it stays small
 // whatever the node found.

@@ -4,11 +4,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "fleet/mpi/fleet_run.hpp"
-#include "report/atomic_file.hpp"
-#include "preflight/errors.hpp"
 #include "fleet/logic/fleet_planner.hpp"
+#include "fleet/mpi/fleet_run.hpp"
 #include "model/host_info.hpp"
+#include "preflight/errors.hpp"
+#include "report/atomic_file.hpp"
 #include "run/runner.hpp"
 
 namespace preflight {
@@ -123,8 +123,7 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
   if (args.transport == "host") {
     run.transport = make_host_transport(*link);
   } else {
-    run.transport =
-        make_nccl_transport(*link, run.engines.collective.get(), local.cuda_ordinals);
+    run.transport = make_nccl_transport(*link, run.engines.collective.get(), local.cuda_ordinals);
   }
 
   FleetExit end;

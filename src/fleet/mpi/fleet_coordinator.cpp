@@ -7,12 +7,12 @@
 #include <set>
 #include <sstream>
 
-#include "fleet/mpi/fleet_rounds.hpp"
-#include "fleet/mpi/fleet_run.hpp"
-#include "report/atomic_file.hpp"
-#include "model/build_info.hpp"
 #include "fleet/logic/fleet_planner.hpp"
 #include "fleet/logic/fleet_stats.hpp"
+#include "fleet/mpi/fleet_rounds.hpp"
+#include "fleet/mpi/fleet_run.hpp"
+#include "model/build_info.hpp"
+#include "report/atomic_file.hpp"
 
 namespace preflight {
 

@@ -4,9 +4,9 @@
 #include <filesystem>
 
 #include "fleet/mpi/fleet_run.hpp"
-#include "report/atomic_file.hpp"
 #include "model/build_info.hpp"
 #include "preflight/errors.hpp"
+#include "report/atomic_file.hpp"
 #include "report/report.hpp"
 #include "run/runner.hpp"
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "fleet/mpi/transport.hpp"
 #include "fleet/logic/fleet_verdict.hpp"
+#include "fleet/mpi/transport.hpp"
 
 namespace preflight {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "fleet/mpi/fleet_run.hpp"
 #include "fleet/logic/fleet_planner.hpp"
+#include "fleet/mpi/fleet_run.hpp"
 
 namespace preflight {
 

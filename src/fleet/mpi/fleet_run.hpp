@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "fleet/logic/fleet_setup.hpp"
+#include "fleet/logic/fleet_verdict.hpp"
+#include "fleet/mpi/fleet_args.hpp"
 #include "fleet/mpi/fleet_protocol.hpp"
 #include "fleet/mpi/mpi_link.hpp"
 #include "fleet/mpi/transport.hpp"
-#include "fleet/mpi/fleet_args.hpp"
-#include "fleet/logic/fleet_setup.hpp"
-#include "fleet/logic/fleet_verdict.hpp"
 #include "preflight/engine/engines.hpp"
 
 namespace preflight {

@@ -10,8 +10,8 @@
 
 #include "fleet/mpi/mpi_link.hpp"
 #include "fleet/mpi/transport.hpp"
-#include "run/bounded_task.hpp"
 #include "preflight/engine/collective_engine.hpp"
+#include "run/bounded_task.hpp"
 
 namespace preflight {
 

@@ -78,7 +78,8 @@ std::string pct(double percent) {
 // The worst finding of the check per (GPU entity, group), which colours that GPU's bar of the
 // group. A check that draws bars starts its messages about one group with it ("bf16: 7.2% slower
 // ..."); a finding whose message does not name one of the drawn groups that way (a CUDA error, a
-// hang) colours every bar of its GPU. Only the colour depends on this: the finding itself is in the findings table.
+// hang) colours every bar of its GPU. Only the colour depends on this: the finding itself is in the
+// findings table.
 using WorstFinding = std::map<std::pair<std::string, std::string>, std::string>;
 
 WorstFinding worst_by_entity(const Json& findings, const std::vector<std::string>& groups) {
@@ -131,9 +132,8 @@ std::string bar_group(const GroupBars& d, const std::string& unit, const WorstFi
       out += "<span class=\"bar-median\" style=\"left:" + pct(share(*d.node_median, scale)) +
              "\"></span>";
     }
-    out +=
-        "</span><span class=\"bar-value\">" + format_number(s.median) + " " + unit +
-        "</span></div>\n";
+    out += "</span><span class=\"bar-value\">" + format_number(s.median) + " " + unit +
+           "</span></div>\n";
   }
   return out + "</div>\n";
 }

@@ -211,8 +211,11 @@ std::string drill_badge() {
          "injected</span>";
 }
 
-std::string count_of(std::size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
+std::string command_line_details(const Json& doc, const std::string& summary) {
+  std::string argv;
+  for (const Json& a : array(doc, "argv")) argv += (argv.empty() ? "" : " ") + text_of(a);
+  return "<details><summary>" + summary + "</summary><p><code>" + cell(argv) +
+         "</code></p></details>\n";
 }
 
 namespace {

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/text_format.hpp"
+
 namespace preflight::html {
 
 using Json = nlohmann::ordered_json;
@@ -61,9 +63,11 @@ const char* tone_class(const std::string& word);
 std::string badge(const std::string& word);
 // A prominent marker for results produced by --inject-fault drills.
 std::string drill_badge();
+// The document's argv, joined by spaces, in a closed <details> titled `summary`.
+std::string command_line_details(const Json& doc, const std::string& summary);
 
-// "Pass", "3 passes"; the count in words people read.
-std::string count_of(std::size_t n, const char* one, const char* many);
+// "1 pass", "3 passes": the model's helper, which the html:: callers name as one of these.
+using ::preflight::count_of;
 
 // Background and text colour for a heat-map cell at position t in [0, 1] of the matrix's
 // scale, as "background:#rrggbb;color:#rrggbb": dark red at 0, red at 0.5, yellow at 0.8, green

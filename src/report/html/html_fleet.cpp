@@ -169,10 +169,7 @@ std::string fleet_section(const ReportDocument& document, std::size_t n) {
   out += conclusions(doc);
   out += nodes_table(nodes);
   out += rounds_part(array(doc, "rounds"));
-  std::string argv;
-  for (const Json& a : array(doc, "argv")) argv += (argv.empty() ? "" : " ") + text_of(a);
-  out += "<details><summary>Command line (rank 0)</summary><p><code>" + cell(argv) +
-         "</code></p></details>\n</section>\n";
+  out += command_line_details(doc, "Command line (rank 0)") + "</section>\n";
   return out;
 }
 

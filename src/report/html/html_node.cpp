@@ -259,10 +259,7 @@ std::string node_section(const ReportDocument& document, std::size_t n,
   out += bar_charts(checks, figures);
   out += matrix_heat_maps(checks);
   out += metrics_details(checks, figures);
-  std::string argv;
-  for (const Json& a : array(doc, "argv")) argv += (argv.empty() ? "" : " ") + text_of(a);
-  out += "<details><summary>Command line</summary><p><code>" + cell(argv) +
-         "</code></p></details>\n</section>\n";
+  out += command_line_details(doc, "Command line") + "</section>\n";
   return out;
 }
 
