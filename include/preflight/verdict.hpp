@@ -74,8 +74,8 @@ struct CheckResult {
   Metrics metrics;
   std::vector<Matrix> matrices;
 
-  void add_metric(std::string entity, std::string name, double value, std::string unit) {
-    metrics.push_back({std::move(entity), std::move(name), value, std::move(unit)});
+  void add_metric(std::string entity, std::string metric, double value, std::string unit) {
+    metrics.push_back({std::move(entity), std::move(metric), value, std::move(unit)});
   }
 };
 

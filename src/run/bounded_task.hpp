@@ -27,6 +27,25 @@ enum class TaskEnd { returned, deadline, stopped };
 // latency of noticing a stop (a signal, a cancelled check).
 inline constexpr std::chrono::milliseconds kTaskPoll{20};
 
+// The grace policy: work that polls its own deadline is waited for that long past it, for as
+// long as giving up takes for that kind of work, so that it reports its own timeout (with what
+// it measured) and is abandoned only when it is stuck. One table, one reason per row.
+namespace grace {
+// The responsiveness probe: one kernel and one copy; it notices its deadline at once.
+inline constexpr std::chrono::milliseconds kProbe{300};
+// An engine call of a check (copies, patterns, RDMA transfers, collectives): it stops polling,
+// leaks or frees its queued work and returns.
+inline constexpr std::chrono::milliseconds kEngineCall{500};
+// A check asked to stop by the runner (deadline, signal) before it is abandoned.
+inline constexpr std::chrono::milliseconds kCheckCancel{500};
+// NCCL communicators aborted at a run's deadline (ncclCommAbort of every rank).
+inline constexpr std::chrono::milliseconds kNcclAbort{1000};
+// The gemm check's per-GPU products: the product in flight finishes, then the worker returns.
+inline constexpr std::chrono::milliseconds kGemmProducts{1000};
+// The fleet's NCCL worker: the abort of a group's communicators, across nodes.
+inline constexpr std::chrono::milliseconds kFleetNcclAbort{2000};
+}  // namespace grace
+
 template <class T>
 class BoundedTask {
  public:

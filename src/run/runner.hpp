@@ -17,6 +17,7 @@
 
 #include "preflight/check.hpp"
 #include "preflight/verdict.hpp"
+#include "run/bounded_task.hpp"
 
 namespace preflight {
 
@@ -107,7 +108,7 @@ struct RunSettings {
   std::chrono::seconds discovery_budget{20};
   // How long a check gets to return on its own after its deadline passed before it is
   // abandoned.
-  std::chrono::milliseconds cancel_grace{500};
+  std::chrono::milliseconds cancel_grace{grace::kCheckCancel};
   std::string thresholds_path;  // --thresholds file, already validated once
   CheckOptions options;         // check options (--gemm-dtypes ...), already validated
 };

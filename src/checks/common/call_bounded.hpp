@@ -21,8 +21,7 @@ template <class T>
 std::optional<T> call_bounded(CheckContext& ctx, SteadyClock::time_point deadline,
                               std::function<T()> work) {
   auto task = BoundedTask<T>::start(std::move(work));
-  const TaskEnd end =
-      task.wait(deadline + std::chrono::milliseconds(500), [&ctx] { return ctx.cancelled(); });
+  const TaskEnd end = task.wait(deadline + grace::kEngineCall, [&ctx] { return ctx.cancelled(); });
   if (end != TaskEnd::returned) {
     if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(1);
     return std::nullopt;

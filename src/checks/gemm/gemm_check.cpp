@@ -131,7 +131,7 @@ std::vector<GemmGpuOutcome> run_dtype(CheckContext& ctx, GemmEngine& engine,
 
   // The engine polls job_deadline itself; the extra second lets it report timed_out. A cancel
   // (the runner's deadline, a signal) is passed on to the workers, which get kCancelDrain.
-  const auto wait_until = job_deadline + 1s;
+  const auto wait_until = job_deadline + grace::kGemmProducts;
   if (wait_all(runs, wait_until, [&ctx] { return ctx.cancelled(); }) == TaskEnd::stopped) {
     cancel->store(true);
     wait_all(runs, std::min(wait_until, SteadyClock::now() + kCancelDrain), [] { return false; });

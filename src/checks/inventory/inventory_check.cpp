@@ -56,7 +56,7 @@ void probe_all(CheckContext& ctx, NodeReading& node) {
     });
   }
   // The probe polls its own deadline; the grace lets it report that itself.
-  const auto wait_until = std::min(latest, deadline + std::chrono::milliseconds(300));
+  const auto wait_until = std::min(latest, deadline + grace::kProbe);
   wait_all(
       probes, wait_until, [&ctx] { return ctx.cancelled(); }, std::chrono::milliseconds(5));
   const double waited = std::chrono::duration<double>(deadline - start).count();

@@ -19,8 +19,6 @@ using namespace std::chrono_literals;
 // Loading libnccl.so.2 and asking CUDA for its devices, or making a unique id (NCCL picks its
 // bootstrap interface): quick calls that only a stuck driver or network stack would hold up.
 constexpr auto kQueryBudget = 15s;
-// Beyond a run's own deadline: its communicators are aborted, which may take a moment.
-constexpr auto kAbortGrace = 1s;
 
 std::string op_key(CollectiveOp op) {
   return op == CollectiveOp::all_gather ? "allgather" : "allreduce";
@@ -311,7 +309,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
     job.cancel = ctx.cancel;
     job.corrupt_local_ranks = corrupt;
     job.local_slow_factors = slow;
-    const auto r = call_bounded<CollectiveResult>(ctx, deadline + kAbortGrace,
+    const auto r = call_bounded<CollectiveResult>(ctx, deadline + grace::kNcclAbort,
                                                   [&engine, job] { return engine.run(job); });
     ++done;
     const double seconds = std::chrono::duration<double>(deadline - start).count();

@@ -127,7 +127,7 @@ class NcclTransport final : public GroupTransport {
     CollectiveEngine* engine = engine_;
     auto worker = BoundedTask<CollectiveResult>::start([engine, job] { return engine->run(job); });
     // The engine aborts its communicators at the deadline; the grace covers the abort.
-    if (worker.wait(task.deadline + std::chrono::seconds(2)) != TaskEnd::returned) {
+    if (worker.wait(task.deadline + grace::kFleetNcclAbort) != TaskEnd::returned) {
       job.cancel->store(true);
       work.thread_abandoned = true;
       return finish(GroupWorkStatus::timeout,
