@@ -1,7 +1,7 @@
 // The charts of a node verdict: per-GPU bars where a check declares them (the gemm check's
-// TFLOP/s), every matrix as a
-// heat map, and the remaining metrics as tables (docs/report.md). Drawn with HTML and inline
-// styles only, so they print, need no script and no fetch.
+// TFLOP/s), every matrix as a heat map, and the remaining metrics as tables (docs/report.md).
+// Drawn with HTML and inline styles only, so they print, need no script and no fetch. The units
+// and titles of the bars come from the binary's declarations, never from the document.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
