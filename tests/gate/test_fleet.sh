@@ -35,11 +35,13 @@ gate() {
 }
 
 # Stops the test if a rank of this test's runs is still alive (their command lines hold the
-# scratch folder), after ending them.
+# scratch folder) 10 s after the gate ended, after ending them. Polled, not slept: on a loaded
+# machine the launcher's ranks take a moment to go.
 no_ranks_left() {
-  local left
-  sleep 1
-  left=$(pgrep -f "$GATE_TMP" || true)
+  local left deadline=$((SECONDS + 10))
+  while left=$(pgrep -f "$GATE_TMP" || true) && [[ -n $left ]] && ((SECONDS < deadline)); do
+    sleep 0.2
+  done
   if [[ -n $left ]]; then
     # shellcheck disable=SC2086  # one pid per word
     kill -KILL $left 2>/dev/null || true
