@@ -78,7 +78,7 @@ FaultPlan parse_faults(const std::vector<std::string>& specs, const CheckRegistr
 
 // Writes the verdict where it was asked for (JSON, Prometheus) and prints the table. Returns
 // the exit code: the verdict's, or 3 if an output could not be written.
-int deliver(const Verdict& verdict, const RunArgs& args) {
+int deliver(const Verdict& verdict, const RunArgs& args, const FigureCatalogue& figures) {
   const bool json_to_stdout = args.json_path == "-";
   FILE* table_stream = json_to_stdout ? stderr : stdout;
   TextStyle style;
@@ -97,11 +97,7 @@ int deliver(const Verdict& verdict, const RunArgs& args) {
   }
   if (!args.prom_path.empty()) {
     try {
-      // The key figures each check declares; the registry is data, cheap to build here.
-      CheckRegistry registry;
-      register_builtin_checks(registry);
-      write_file_atomically(args.prom_path,
-                            verdict_to_prometheus(verdict, registry.figure_catalogue()));
+      write_file_atomically(args.prom_path, verdict_to_prometheus(verdict, figures));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "preflight: internal error: cannot write the metrics: %s\n", e.what());
       code = kExitInternalError;
@@ -141,6 +137,8 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
 
   CheckRegistry registry;
   register_builtin_checks(registry);
+  // The key figures each check declares, for the Prometheus file.
+  const FigureCatalogue figures = registry.figure_catalogue();
   const std::vector<PlannedCheck> plan =
       plan_checks(registry, args.profile, args.checks, args.check_options);
   const FaultPlan faults = parse_faults(args.inject_faults, registry, plan, args);
@@ -205,7 +203,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
           const bool by_signal = state.stop_cause() == StopCause::signal;
           if (by_signal) signal = state.stop_why();
           if (progress) progress->finish();
-          std::_Exit(deliver(final_verdict(done, by_signal ? "signal" : "stuck"), args));
+          std::_Exit(deliver(final_verdict(done, by_signal ? "signal" : "stuck"), args, figures));
         });
     if (progress) progress->begin_pass(index, &state);
     Runner runner(engines.view(), pass_faults);
@@ -238,7 +236,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   if (progress) progress->finish();
   // A thread left behind may still use an engine: never destroy them under it.
   if (abandoned) engines.release();
-  return {deliver(final_verdict(passes, stopped_by), args), abandoned};
+  return {deliver(final_verdict(passes, stopped_by), args, figures), abandoned};
 }
 
 }  // namespace preflight
