@@ -1,22 +1,18 @@
-# CUDA toolkit (cudart, cuBLAS, NVML header) and NCCL. NCCL ships outside the toolkit on most
-# systems, so it gets an imported target of its own.
+# CUDA toolkit (cudart; the cuBLAS, NVML and NCCL headers). cuBLAS and NCCL are loaded at run
+# time with dlopen (src/gpu/runtime_library.hpp), so only nccl.h is needed here; NCCL ships
+# outside the toolkit on most systems, so its header gets an interface target of its own.
 if(PREFLIGHT_WITH_CUDA)
   enable_language(CUDA)
   find_package(CUDAToolkit 12.0 REQUIRED)
   find_path(NCCL_INCLUDE_DIR nccl.h
     HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
     PATH_SUFFIXES include)
-  find_library(NCCL_LIBRARY nccl
-    HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR}
-    PATH_SUFFIXES lib lib64)
-  if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
-    add_library(NCCL::nccl UNKNOWN IMPORTED)
-    set_target_properties(NCCL::nccl PROPERTIES
-      IMPORTED_LOCATION "${NCCL_LIBRARY}"
-      INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
-    message(STATUS "NCCL: ${NCCL_LIBRARY}")
+  if(NCCL_INCLUDE_DIR)
+    add_library(NCCL::nccl INTERFACE IMPORTED)
+    set_target_properties(NCCL::nccl PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
+    message(STATUS "NCCL header: ${NCCL_INCLUDE_DIR}/nccl.h")
   else()
-    message(STATUS "NCCL not found: the nccl check and fleet mode will not be built")
+    message(STATUS "nccl.h not found: the nccl check and fleet mode will not be built")
   endif()
 endif()
 

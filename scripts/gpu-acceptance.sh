@@ -279,6 +279,7 @@ step_machine() {
   fi
   locate_runtime_libraries "$bin" "$build_dir"/bench/preflight-bench-{gemm,bandwidth,nccl} \
     "$build_dir/tests/gpu_tests"
+  machine_key cublas_library "$cublas_note"
   machine_key nccl_library "$nccl_note"
   machine_key libraries "${runtime_note:-every linked library found}"
   machine_key preflight_version "$("$bin" --version 2>&1 | head -n 1)"

@@ -10,11 +10,18 @@
 
 namespace preflight {
 
+// Whom a finding blames: the node (its hardware, driver, configuration), or the tool's own
+// installation on it (the wrong package for the driver, a library it needs missing). A check
+// whose failures all blame the tool has status error, so the verdict's exit code is 3, not 1:
+// an admin fixes the package, not the node (docs/verdict.md).
+enum class Blame { node, tool };
+
 struct FindingSpec {
   std::string_view code;
   Severity severity;
   std::string_view meaning;
   std::string_view remediation;
+  Blame blame = Blame::node;
 };
 
 const std::vector<FindingSpec>& finding_catalogue();

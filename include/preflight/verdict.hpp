@@ -79,7 +79,8 @@ struct CheckResult {
   }
 };
 
-// pass/warn/fail from the most severe finding; info findings do not change the status.
+// pass/warn/fail from the most severe finding; info findings do not change the status. error
+// where every fail finding blames the tool's installation (catalogue.hpp, Blame::tool).
 Status status_from_findings(const std::vector<Finding>& findings);
 
 struct GpuIdentity {
@@ -90,12 +91,22 @@ struct GpuIdentity {
   std::string serial;
 };
 
+// A CUDA library the binary loads at run time (cuBLAS, NCCL): where it was found, or why not.
+struct LibraryInfo {
+  std::string name;     // "cuBLAS"
+  std::string soname;   // "libcublas.so.13"
+  std::string path;     // empty when not found
+  std::string version;  // empty when unknown
+  std::string problem;  // empty when found
+};
+
 struct SystemInfo {
   std::string driver_version;  // empty when unknown
   std::string cuda_driver;
   std::string cuda_runtime;
   std::string nccl;
   std::vector<GpuIdentity> gpus;
+  std::vector<LibraryInfo> libraries;
 };
 
 struct ToolInfo {

@@ -29,6 +29,7 @@ def markdown(doc):
             ("CUDA (driver)", m.get("cuda_driver", "")),
             ("CUDA (toolkit; binary's runtime)", "%s; %s" % (m.get("nvcc", ""),
                                                             m.get("cuda_runtime", ""))),
+            ("cuBLAS", m.get("cublas_library", "?")),
             ("NCCL", "%s (%s)" % (m.get("nccl", "?"), m.get("nccl_library", "?"))),
             ("Binary", m.get("preflight_version", "")),
             ("Build", kit.get("build", "")),

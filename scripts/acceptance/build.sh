@@ -2,7 +2,8 @@
 # shellcheck disable=SC2034,SC2154  # the globals it shares with the kit, which sources it
 # The GPU acceptance kit's build step and the toolkit it finds (scripts/gpu-acceptance.sh).
 # Sourced by the kit: it uses the kit's SRC, BOX, out_dir, smi, build_dir, boxed, secs, now_ms,
-# kit_key and record_step, and sets cuda_home, runtime_note, nccl_note and build_dir.
+# kit_key and record_step, and sets cuda_home, runtime_note, cublas_note, nccl_note and
+# build_dir.
 
 cuda_home=""
 for d in "${CUDA_HOME:-}" "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /x/x/x)")")" \
@@ -30,11 +31,14 @@ sys.exit(1)
 EOF
 }
 
-# The libraries the binaries need where the loader finds them: a library they link (cuBLAS) that
-# ldd cannot find, and libnccl.so.2 (opened with dlopen) where it is neither on the loader path nor
-# in the toolkit (the binary's RUNPATH), come from the NVIDIA wheels of the machine's Python; the
-# kit adds their folders to LD_LIBRARY_PATH and records it in runtime_note and nccl_note.
+# The libraries the binaries need where the loader finds them. A library they link that ldd
+# cannot find, and cuBLAS and NCCL (opened with dlopen) where the binary's own search does not
+# find them (its `--version` says "cuBLAS: not found (libcublas.so.13)"), come from the NVIDIA
+# wheels of the machine's Python: the kit adds their folders to LD_LIBRARY_PATH, where the
+# binary's search looks, and records it in runtime_note; cublas_note and nccl_note are what the
+# binary then reports for each.
 runtime_note=""
+cublas_note=""
 nccl_note=""
 add_wheel_library() {
   local lib
@@ -43,25 +47,19 @@ add_wheel_library() {
   runtime_note+="$1 from ${lib%/*} (Python wheel, added to LD_LIBRARY_PATH); "
 }
 locate_runtime_libraries() {
-  local program lib d
+  local program lib bin=$1
   for program in "$@"; do
     [[ -x $program ]] || continue
     while read -r lib; do
       add_wheel_library "$lib" || runtime_note+="$lib not found; "
     done < <(ldd "$program" 2>/dev/null | awk '$2 == "=>" && $3 == "not" {print $1}')
   done
-  if ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
-    nccl_note="loader path"
-    return
-  fi
-  for d in "$cuda_home/lib64" "$cuda_home/lib"; do
-    [[ -n $cuda_home && -e $d/libnccl.so.2 ]] && { nccl_note="$d" && return; }
-  done
-  if add_wheel_library libnccl.so.2; then
-    nccl_note="$(dirname "$(find_in_python_wheels libnccl.so.2)") (Python wheel)"
-  else
-    nccl_note="not found"
-  fi
+  [[ -x $bin ]] || return 0
+  while read -r lib; do
+    add_wheel_library "$lib" || runtime_note+="$lib not found; "
+  done < <("$bin" --version 2>/dev/null | sed -n 's/^\(cuBLAS\|NCCL\): not found (\(lib[^)]*\))$/\2/p')
+  cublas_note=$("$bin" --version 2>/dev/null | sed -n 's/^cuBLAS: //p')
+  nccl_note=$("$bin" --version 2>/dev/null | sed -n 's/^NCCL: //p')
 }
 
 have_header() {

@@ -126,13 +126,22 @@ void add_fleet_options(CLI::App& fleet, FleetArgs& args, std::string& profile) {
 }  // namespace
 
 Invocation parse_command_line(int argc, const char* const* argv,
-                              const std::vector<CheckOptionSpec>& check_options) {
+                              const std::vector<CheckOptionSpec>& check_options,
+                              const std::function<std::string()>& runtime_description) {
   Invocation inv;
   CLI::App app{
       "preflight: checks a GPU node before it is trusted with a large training job.\n"
       "Exit codes: 0 healthy, 1 unhealthy, 2 invalid invocation, 3 internal error.",
       "preflight"};
-  app.set_version_flag("--version", "preflight " + version_string());
+  app.set_version_flag(
+      "--version",
+      [&runtime_description] {
+        std::string text = "preflight " + version_string() + "\n";
+        if (runtime_description) text += runtime_description();
+        return text;
+      },
+      "Print the version, the CUDA toolkit it was built with, the oldest driver it runs on and "
+      "the CUDA libraries it finds, and exit");
   app.require_subcommand(1);
 
   std::string profile = "quick";

@@ -1,6 +1,7 @@
 #pragma once
 // Command-line parsing (CLI11). Parsing only: it produces an Invocation and never runs
 // anything, so every flag combination is unit-testable.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,9 +48,12 @@ struct Invocation {
 };
 
 // check_options: the options the registered checks add to `run` (every CheckInfo::options);
-// the parser stores their values as text for the checks to validate.
+// the parser stores their values as text for the checks to validate. runtime_description: the
+// lines `--version` prints after "preflight <version>" (the toolkit, the driver floor, the CUDA
+// libraries found), asked only when --version is given.
 Invocation parse_command_line(int argc, const char* const* argv,
-                              const std::vector<CheckOptionSpec>& check_options = {});
+                              const std::vector<CheckOptionSpec>& check_options = {},
+                              const std::function<std::string()>& runtime_description = {});
 
 // "0.1.0 (git abc123)"
 std::string version_string();

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
       for (const auto& spec : check->info().options) check_options.push_back(spec);
     }
   }
-  const Invocation inv = parse_command_line(argc, argv, check_options);
+  const Invocation inv = parse_command_line(argc, argv, check_options, describe_gpu_runtime);
   try {
     switch (inv.command) {
       case Command::message:

@@ -21,7 +21,10 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -111,7 +114,7 @@ void dispose_after_error(std::optional<GemmSession>& session, Clock::time_point 
 // One job. With `verify`, the check's products: rounds of new inputs, each product verified,
 // the injected faults applied. Without, the benchmark's plain loop: the same setup, warm-up and
 // cuBLAS call on round 0's inputs, each product between two events and nothing else.
-GemmGpuRun execute(const GemmJob& job, bool verify) {
+GemmGpuRun execute(const CublasLibrary& cublas, const GemmJob& job, bool verify) {
   GemmGpuRun out;
   out.gpu_index = job.gpu_index;
   out.dtype = job.dtype;
@@ -189,7 +192,8 @@ GemmGpuRun execute(const GemmJob& job, bool verify) {
   };
 
   try {
-    session.emplace(job, out);
+    if (!cublas.ok()) throw std::runtime_error(cublas.problem());
+    session.emplace(cublas.api(), job, out);
     stage = "generate";
     session->generate(0, verify);
 
@@ -259,7 +263,7 @@ GemmGpuRun execute(const GemmJob& job, bool verify) {
   } catch (const CudaError& e) {
     out.error = cuda_error_text(e.code());
   } catch (const CublasError& e) {
-    out.error = cublas_status_text(e.status());
+    out.error = e.status_text();
   } catch (const std::exception& e) {
     out.error = e.what();
   } catch (...) {
@@ -274,12 +278,24 @@ GemmGpuRun execute(const GemmJob& job, bool verify) {
 
 }  // namespace
 
+const CublasLibrary& CudaGemmEngine::cublas() {
+  std::call_once(once_, [this] {
+    cublas_ = std::make_unique<CublasLibrary>(
+        load_runtime_library(cublas_library_spec(), runtime_library_folders(CUBLAS_VER_MAJOR)));
+  });
+  return *cublas_;
+}
+
+std::string CudaGemmEngine::library_problem() {
+  return cublas().problem();
+}
+
 GemmGpuRun CudaGemmEngine::run(const GemmJob& job) {
-  return execute(job, true);
+  return execute(cublas(), job, true);
 }
 
 GemmEngine::PlainLoop CudaGemmEngine::run_plain_loop(const GemmJob& job) {
-  const GemmGpuRun run = execute(job, false);
+  const GemmGpuRun run = execute(cublas(), job, false);
   PlainLoop out;
   for (const GemmProductRecord& p : run.products) out.product_ms.push_back(p.product_ms);
   out.wall_s = run.wall_s;

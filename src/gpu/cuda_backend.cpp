@@ -20,10 +20,12 @@
 #include "gpu/cublas_gemm_engine.hpp"
 #include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/cuda_driver.hpp"
 #include "gpu/device_scope.hpp"
 #include "gpu/nccl_version.hpp"
 #include "gpu/nvml_library.hpp"
 #include "gpu/pci_address.hpp"
+#include "gpu/runtime_libraries.hpp"
 #include "kernels/probe_kernel.hpp"
 #include "preflight/engine/engines.hpp"
 
@@ -197,15 +199,27 @@ NodeReading CudaNvmlBackend::discover() {
 
   // None of these calls creates a CUDA context: read_health() must still see only the
   // processes other than this one.
+  const CudaBuildRequirement needs = cuda_build_requirement();
+  node.cuda_driver_required = needs.driver_cuda_version;
+  node.cuda_driver_branch_required = needs.driver_branch;
   cudaRuntimeGetVersion(&node.cuda_runtime_version);
-  cudaDriverGetVersion(&node.cuda_driver_version);
+  // The driver's own answer first: with a driver too old for this build, the runtime would only
+  // say "insufficient", and nothing of it is called then.
+  const CudaDriverProbe driver = probe_cuda_driver();
   int cuda_count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&cuda_count);
-  if (status != cudaSuccess) {
-    node.cuda_error = cudaGetErrorString(status);
-    cuda_count = 0;
+  if (driver.version > 0 && driver.version < needs.driver_cuda_version) {
+    node.cuda_driver_version = driver.version;
+    node.cuda_error = "the driver supports CUDA " + format_cuda_version(driver.version) +
+                      ", this build needs CUDA " + format_cuda_version(needs.driver_cuda_version);
+  } else {
+    cudaDriverGetVersion(&node.cuda_driver_version);
+    const cudaError_t status = cudaGetDeviceCount(&cuda_count);
+    if (status != cudaSuccess) {
+      node.cuda_error = cudaGetErrorString(status);
+      cuda_count = 0;
+    }
+    cudaGetLastError();  // a failed call leaves its error behind for the next caller
   }
-  cudaGetLastError();  // a failed call leaves its error behind for the next caller
   node.cuda_device_count = cuda_count;
   if (node.nvml_loaded) {
     map_cuda_ordinals(cuda_count, node.gpus);
@@ -215,7 +229,10 @@ NodeReading CudaNvmlBackend::discover() {
     }
   }
 
-  node.nccl_version = nccl_runtime_version();
+  node.libraries = runtime_library_readings();
+  for (const RuntimeLibraryReading& lib : node.libraries) {
+    if (lib.name == "NCCL") node.nccl_version = lib.version;
+  }
   return node;
 }
 

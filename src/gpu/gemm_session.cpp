@@ -14,31 +14,23 @@
 namespace preflight {
 namespace gemm_detail {
 
-std::string cublas_status_text(cublasStatus_t status) {
-  const char* name = cublasGetStatusName(status);
-  const char* text = cublasGetStatusString(status);
-  return std::string(name != nullptr ? name : "CUBLAS_STATUS_" + std::to_string(status)) + ": " +
-         (text != nullptr ? text : "unknown status");
-}
-
 Event timing_event() {
   cudaEvent_t event = nullptr;
   PREFLIGHT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDefault));
   return Event(event);
 }
 
-void CublasTraits::destroy(Handle handle) noexcept {
-  const cublasStatus_t status = cublasDestroy(handle);
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "preflight: cublasDestroy failed: %s\n",
-                 cublas_status_text(status).c_str());
-  }
+CublasHandle::CublasHandle(const CublasApi& api) : api_(api) {
+  PREFLIGHT_CUBLAS_CHECK(api_, api_.create(&handle_));
 }
 
-CublasHandle cublas_handle() {
-  cublasHandle_t handle = nullptr;
-  PREFLIGHT_CUBLAS_CHECK(cublasCreate(&handle));
-  return CublasHandle(handle);
+CublasHandle::~CublasHandle() {
+  if (handle_ == nullptr) return;
+  const cublasStatus_t status = api_.destroy(handle_);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "preflight: cublasDestroy failed: %s\n",
+                 cublas_status_text(&api_, status).c_str());
+  }
 }
 
 DtypeCall dtype_call(GemmDtype dtype) {
@@ -88,8 +80,9 @@ DtypeCall prepare_device(const GemmJob& job, GemmGpuRun& info, DeviceScope& devi
   return call;
 }
 
-GemmSession::GemmSession(const GemmJob& job, GemmGpuRun& info)
-    : job_(job),
+GemmSession::GemmSession(const CublasApi& api, const GemmJob& job, GemmGpuRun& info)
+    : api_(api),
+      job_(job),
       call_(prepare_device(job, info, device_)),
       a_(elements(job.m, job.k) * call_.input_bytes),
       b_(elements(job.k, job.n) * call_.input_bytes),
@@ -104,10 +97,11 @@ GemmSession::GemmSession(const GemmJob& job, GemmGpuRun& info)
       results_(kDepth),
       pinned_(kDepth) {
   if (job.workspace_bytes > 0) workspace_.emplace(job.workspace_bytes);
-  PREFLIGHT_CUBLAS_CHECK(cublasSetStream(handle_.get(), stream_.get()));
-  PREFLIGHT_CUBLAS_CHECK(cublasSetWorkspace(handle_.get(), workspace_ ? workspace_->get() : nullptr,
+  PREFLIGHT_CUBLAS_CHECK(api_, api_.set_stream(handle_.get(), stream_.get()));
+  PREFLIGHT_CUBLAS_CHECK(api_,
+                         api_.set_workspace(handle_.get(), workspace_ ? workspace_->get() : nullptr,
                                             job.workspace_bytes));
-  PREFLIGHT_CUBLAS_CHECK(cublasSetAtomicsMode(handle_.get(), CUBLAS_ATOMICS_NOT_ALLOWED));
+  PREFLIGHT_CUBLAS_CHECK(api_, api_.set_atomics_mode(handle_.get(), CUBLAS_ATOMICS_NOT_ALLOWED));
   PREFLIGHT_CUDA_CHECK(preload_gemm_kernels());
   verify_args_.c = c_.get();
   verify_args_.wide = call_.wide;
@@ -142,10 +136,11 @@ void GemmSession::gemm() {
   const double beta64 = 0.0;
   const void* alpha = call_.wide ? static_cast<const void*>(&alpha64) : &alpha32;
   const void* beta = call_.wide ? static_cast<const void*>(&beta64) : &beta32;
-  PREFLIGHT_CUBLAS_CHECK(cublasGemmEx(handle_.get(), CUBLAS_OP_N, CUBLAS_OP_N, job_.m, job_.n,
-                                      job_.k, alpha, a_.get(), call_.input_type, job_.m, b_.get(),
-                                      call_.input_type, job_.k, beta, c_.get(), call_.output_type,
-                                      job_.m, call_.compute, CUBLAS_GEMM_DEFAULT));
+  PREFLIGHT_CUBLAS_CHECK(
+      api_,
+      api_.gemm_ex(handle_.get(), CUBLAS_OP_N, CUBLAS_OP_N, job_.m, job_.n, job_.k, alpha, a_.get(),
+                   call_.input_type, job_.m, b_.get(), call_.input_type, job_.k, beta, c_.get(),
+                   call_.output_type, job_.m, call_.compute, CUBLAS_GEMM_DEFAULT));
 }
 
 void GemmSession::zero_result(int index) {

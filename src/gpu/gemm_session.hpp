@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpu/cublas_library.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_scope.hpp"
 #include "kernels/gemm_kernels.hpp"
@@ -18,31 +19,31 @@
 namespace preflight {
 namespace gemm_detail {
 
-// "CUBLAS_STATUS_EXECUTION_FAILED: the GPU program failed to execute".
-std::string cublas_status_text(cublasStatus_t status);
-
 class CublasError : public std::runtime_error {
  public:
-  CublasError(const char* file, int line, const char* expression, cublasStatus_t status)
+  CublasError(const char* file, int line, const char* expression, cublasStatus_t status,
+              const CublasApi& api)
       : std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + expression +
-                           " failed: " + cublas_status_text(status)),
-        status_(status) {}
-  cublasStatus_t status() const noexcept { return status_; }
+                           " failed: " + cublas_status_text(&api, status)),
+        status_text_(cublas_status_text(&api, status)) {}
+  // "CUBLAS_STATUS_EXECUTION_FAILED: the GPU program failed to execute".
+  const std::string& status_text() const noexcept { return status_text_; }
 
  private:
-  cublasStatus_t status_;
+  std::string status_text_;
 };
 
 }  // namespace gemm_detail
 }  // namespace preflight
 
-#define PREFLIGHT_CUBLAS_CHECK(expr)                                         \
-  do {                                                                       \
-    const cublasStatus_t preflight_cublas_status_ = (expr);                  \
-    if (preflight_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                 \
-      throw ::preflight::gemm_detail::CublasError(__FILE__, __LINE__, #expr, \
-                                                  preflight_cublas_status_); \
-    }                                                                        \
+// `api` is the CublasApi the call went through (its status functions name the error).
+#define PREFLIGHT_CUBLAS_CHECK(api, expr)                                           \
+  do {                                                                              \
+    const cublasStatus_t preflight_cublas_status_ = (expr);                         \
+    if (preflight_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                        \
+      throw ::preflight::gemm_detail::CublasError(__FILE__, __LINE__, #expr,        \
+                                                  preflight_cublas_status_, (api)); \
+    }                                                                               \
   } while (false)
 
 namespace preflight {
@@ -63,13 +64,22 @@ inline std::string cuda_error_text(cudaError_t code) {
 using Event = detail::UniqueCudaResource<detail::EventTraits>;
 Event timing_event();
 
-struct CublasTraits {
-  using Handle = cublasHandle_t;
-  // cublasDestroy synchronizes the device: only called once the queued work is done.
-  static void destroy(Handle handle) noexcept;
+// A cuBLAS handle, owned. cublasDestroy synchronizes the device: the session destroys it only
+// once the queued work is done, and leaks it (release) when the GPU may never finish.
+class CublasHandle {
+ public:
+  explicit CublasHandle(const CublasApi& api);
+  ~CublasHandle();
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+
+  cublasHandle_t get() const noexcept { return handle_; }
+  void release() noexcept { handle_ = nullptr; }
+
+ private:
+  const CublasApi& api_;
+  cublasHandle_t handle_ = nullptr;
 };
-using CublasHandle = detail::UniqueCudaResource<CublasTraits>;
-CublasHandle cublas_handle();
 
 // The events of one product slot. A product is: zero the result, start, gemm, [gemm_done, spin
 // (gemm-slow)], product_done, [injection], verification, verify_done, copy-back, copied.
@@ -114,7 +124,7 @@ DtypeCall prepare_device(const GemmJob& job, GemmGpuRun& info, DeviceScope& devi
 // reverse order: the cuBLAS handle (which synchronizes) first, the stream last.
 class GemmSession {
  public:
-  GemmSession(const GemmJob& job, GemmGpuRun& info);
+  GemmSession(const CublasApi& api, const GemmJob& job, GemmGpuRun& info);
 
   cudaStream_t stream() const { return stream_.get(); }
   Slot& slot(int index) { return slots_[static_cast<std::size_t>(index)]; }
@@ -139,6 +149,7 @@ class GemmSession {
  private:
   // First member: the job's device stays current while every resource below is made and freed.
   DeviceScope device_;
+  const CublasApi& api_;
   const GemmJob& job_;
   DtypeCall call_;
   CudaStream stream_;
@@ -156,7 +167,7 @@ class GemmSession {
   DeviceBuffer<GemmVerifyResult> results_;
   PinnedHostBuffer<GemmVerifyResult> pinned_;
   std::optional<DeviceBuffer<unsigned char>> workspace_;
-  CublasHandle handle_ = cublas_handle();
+  CublasHandle handle_{api_};
   GemmVerifyArgs verify_args_;  // all but the result slot
 };
 

@@ -26,6 +26,8 @@ using namespace nccl_detail;
 
 class NcclCollectiveEngine final : public CollectiveEngine {
  public:
+  std::string library_problem() override { return library().error(); }
+
   std::string unavailable_reason() override {
     const NcclLibrary& lib = library();
     if (!lib.ok()) return lib.error();
@@ -57,8 +59,7 @@ class NcclCollectiveEngine final : public CollectiveEngine {
  private:
   // Loaded on first use, once: the check and the fleet may ask from threads of their own.
   const NcclLibrary& library() {
-    std::call_once(
-        once_, [this] { library_ = std::make_unique<NcclLibrary>(NcclLibrary::path_from_env()); });
+    std::call_once(once_, [this] { library_ = std::make_unique<NcclLibrary>(); });
     return *library_;
   }
 

@@ -2,26 +2,25 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "gpu/loaded_library.hpp"
+#include "gpu/runtime_libraries.hpp"
 
 namespace preflight {
-namespace {
 
-constexpr const char* kDefaultLibrary = "libnccl.so.2";
+NcclLibrary::NcclLibrary()
+    : NcclLibrary(load_runtime_library(nccl_library_spec(),
+                                       runtime_library_folders(CUDART_VERSION / 1000))) {}
 
-}  // namespace
-
-std::string NcclLibrary::path_from_env() {
-  const char* path = std::getenv("PREFLIGHT_NCCL_LIBRARY");
-  return path != nullptr && *path != '\0' ? path : kDefaultLibrary;
-}
-
-NcclLibrary::NcclLibrary(const std::string& path) {
-  void* handle = open_library(path, error_);
-  if (handle == nullptr) return;
+NcclLibrary::NcclLibrary(RuntimeLibrary library) : library_(std::move(library)) {
+  if (!library_.found()) {
+    error_ = library_.problem();
+    return;
+  }
+  void* handle = library_.handle;
+  const std::string& path = library_.path;
   const auto get = [handle](const char* name) { return Symbol{dlsym(handle, name)}; };
   // Non-blocking communicators (ncclConfig_t, ncclCommFinalize) came with NCCL 2.14.
   const char* missing = nullptr;  // the first required function that is absent

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "gpu/runtime_library.hpp"
+
 namespace preflight {
 
 // The NCCL functions the collective engine calls. Optional ones may be null.
@@ -29,22 +31,22 @@ struct NcclApi {
 
 class NcclLibrary {
  public:
-  // PREFLIGHT_NCCL_LIBRARY when set and non-empty, else "libnccl.so.2".
-  static std::string path_from_env();
-
-  // Loads the library with RTLD_NOW | RTLD_LOCAL (NCCL's symbols, and the CUDA runtime it
-  // carries, stay out of the global namespace, where they could clash with this binary's static
-  // cudart) and resolves the functions. Never throws: ok() is then false and error() says why.
-  // The library is never unloaded: after a timeout, aborted communicators may still have NCCL
-  // threads running its code.
-  explicit NcclLibrary(const std::string& path);
+  // Searches (nccl_library_spec() in the places of runtime_library_folders()) and loads the library
+  // (RTLD_NOW | RTLD_LOCAL: NCCL's symbols, and the CUDA runtime it carries, stay out of the global
+  // namespace, where they could clash with this binary's static cudart) and resolves the functions.
+  // Never throws: ok() is then false and error() says why. The library is never unloaded: after a
+  // timeout, aborted communicators may still have NCCL threads running its code.
+  NcclLibrary();
+  // The same, for a library already searched.
+  explicit NcclLibrary(RuntimeLibrary library);
   NcclLibrary(const NcclLibrary&) = delete;
   NcclLibrary& operator=(const NcclLibrary&) = delete;
 
   bool ok() const { return error_.empty(); }
-  // The dlopen message, or "<path>: no symbol ncclCommInitRankConfig (NCCL 2.14 or newer
-  // needed)".
+  // The search's account (which soname, where it was looked for), or "<path>: no symbol
+  // ncclCommInitRankConfig (NCCL 2.14 or newer needed)".
   const std::string& error() const { return error_; }
+  const std::string& path() const { return library_.path; }
   const NcclApi& api() const { return api_; }
   int version_code() const { return version_code_; }  // NCCL_VERSION_CODE, 0 when unknown
 
@@ -52,6 +54,7 @@ class NcclLibrary {
   std::string describe(const char* call, ncclResult_t result, ncclComm_t comm) const;
 
  private:
+  RuntimeLibrary library_;
   NcclApi api_;
   std::string error_;
   int version_code_ = 0;

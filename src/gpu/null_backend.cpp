@@ -42,4 +42,8 @@ std::unique_ptr<CollectiveEngine> make_system_collective_engine() {
   return nullptr;
 }
 
+std::string describe_gpu_runtime() {
+  return "built without CUDA (-DPREFLIGHT_WITH_CUDA=OFF): no GPU checks\n";
+}
+
 }  // namespace preflight

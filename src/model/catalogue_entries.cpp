@@ -53,6 +53,20 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "GPUs are visible to CUDA but NVML could not be loaded, so their health could not be read.",
        "Install the driver's NVML library (libnvidia-ml.so.1) or set PREFLIGHT_NVML_LIBRARY to "
        "its path."},
+      {"CUDA_DRIVER_TOO_OLD", Severity::fail,
+       "The NVIDIA driver supports an older CUDA than this preflight package was built with, so "
+       "no GPU can be used by it. A tool-installation problem, not a node fault: exit 3.",
+       "Install the preflight package built for the driver's CUDA (preflight-cuda12 for R525 to "
+       "R575 drivers), or NVIDIA's forward-compatibility package (cuda-compat-13-0), or update "
+       "the driver to the branch the message names (docs/install.md).",
+       Blame::tool},
+      {"TOOL_LIBRARY_MISSING", Severity::fail,
+       "A CUDA library this check needs (cuBLAS, NCCL), loaded at run time, was not found where "
+       "preflight looks for it. A tool-installation problem, not a node fault: exit 3.",
+       "Install the library the message names (the package's Recommends: cuBLAS and NCCL of the "
+       "package's CUDA major), or set PREFLIGHT_CUBLAS_LIBRARY / PREFLIGHT_NCCL_LIBRARY to its "
+       "path (docs/install.md).",
+       Blame::tool},
       {"CUDA_UNAVAILABLE", Severity::fail,
        "NVML sees GPUs but the CUDA runtime cannot use them (driver too old for this build, or a "
        "broken installation).",

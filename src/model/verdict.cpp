@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "preflight/catalogue.hpp"
+
 namespace preflight {
 
 std::string_view to_string(Status status) {
@@ -43,10 +45,18 @@ Finding& Finding::measured(double measured_value, std::string value_unit,
 
 Status status_from_findings(const std::vector<Finding>& findings) {
   Status status = Status::pass;
+  bool any_fail = false;
+  bool only_tool_blamed = true;  // every fail finding blames the tool's installation
   for (const auto& f : findings) {
-    if (f.severity == Severity::fail) return Status::fail;
-    if (f.severity == Severity::warn) status = Status::warn;
+    if (f.severity == Severity::fail) {
+      any_fail = true;
+      const FindingSpec* spec = find_finding_spec(f.code);
+      if (spec == nullptr || spec->blame != Blame::tool) only_tool_blamed = false;
+    } else if (f.severity == Severity::warn) {
+      status = Status::warn;
+    }
   }
+  if (any_fail) return only_tool_blamed ? Status::error : Status::fail;
   return status;
 }
 

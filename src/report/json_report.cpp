@@ -100,11 +100,20 @@ std::string verdict_to_json_text(const Verdict& v) {
                     {"pci_bus_id", g.pci_bus_id},
                     {"serial", g.serial}});
   }
+  Json libraries = Json::array();
+  for (const auto& l : v.system.libraries) {
+    libraries.push_back({{"name", l.name},
+                         {"soname", l.soname},
+                         {"path", l.path},
+                         {"version", l.version},
+                         {"problem", l.problem}});
+  }
   j["system"] = {{"driver_version", v.system.driver_version},
                  {"cuda_driver", v.system.cuda_driver},
                  {"cuda_runtime", v.system.cuda_runtime},
                  {"nccl", v.system.nccl},
-                 {"gpus", gpus}};
+                 {"gpus", gpus},
+                 {"libraries", libraries}};
 
   j["verdict"] = std::string(to_string(v.verdict));
   j["exit_code"] = v.exit_code;

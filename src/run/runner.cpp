@@ -137,6 +137,9 @@ SystemInfo system_info_from(const NodeReading& node) {
   for (const auto& g : node.gpus) {
     s.gpus.push_back({g.index, g.name, g.uuid, g.pci_bus_id, g.serial});
   }
+  for (const auto& l : node.libraries) {
+    s.libraries.push_back({l.name, l.soname, l.path, l.version, l.problem});
+  }
   return s;
 }
 

@@ -18,6 +18,7 @@ namespace preflight::test {
 
 class FakeCollectiveEngine final : public CollectiveEngine {
  public:
+  std::string missing_library;          // library_problem(): NCCL not found, and why
   std::string unavailable;              // unavailable_reason()
   std::string unique_id_error;          // unique_id() fails with this
   double allgather_busbw_gbps = 370.0;  // a healthy H100 SXM node, largest size
@@ -40,6 +41,7 @@ class FakeCollectiveEngine final : public CollectiveEngine {
     gate_->cv.notify_all();
   }
 
+  std::string library_problem() override { return missing_library; }
   std::string unavailable_reason() override { return unavailable; }
 
   std::vector<char> unique_id(std::string& error) override {

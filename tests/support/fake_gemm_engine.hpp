@@ -36,8 +36,11 @@ class FakeGemmEngine final : public GemmEngine {
  public:
   std::map<int, FakeGemmBehaviour> behaviour;  // by GPU index; absent: healthy
   std::shared_ptr<HangGate> gate = std::make_shared<HangGate>();
+  std::string missing_library;  // library_problem(): cuBLAS not found, and why
 
   ~FakeGemmEngine() override { gate->release(); }
+
+  std::string library_problem() override { return missing_library; }
 
   std::vector<GemmJob> jobs() const {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -284,3 +284,26 @@ TEST_CASE("gemm check: without an engine it is skipped with the reason") {
   CHECK(out.verdict.checks[1].status == Status::skip);
   CHECK_THAT(out.verdict.checks[1].skip_reason, Catch::Contains("no GEMM engine"));
 }
+
+TEST_CASE("gemm check: without cuBLAS the tool's installation is blamed, exit 3, no GPU judged") {
+  test::FakeGemmEngine engine;
+  engine.missing_library =
+      "cuBLAS (libcublas.so.13) not found; looked at: /usr/lib/preflight/libcublas.so.13: no such "
+      "file";
+  const GemmRun r = run_gemm(test::healthy_node(4), engine);
+  CHECK(r.gemm.status == Status::error);
+  CHECK(findings(r.gemm) == std::set<std::string>{"TOOL_LIBRARY_MISSING@node"});
+  REQUIRE(r.gemm.findings.size() == 1);
+  CHECK(r.gemm.findings[0].message == engine.missing_library);
+  CHECK(engine.jobs().empty());
+  CHECK(r.verdict.verdict == Status::fail);
+  CHECK(r.verdict.exit_code == kExitInternalError);
+  CHECK_THAT(r.verdict.reason, Catch::Contains("libcublas.so.13"));
+
+  SECTION("where CUDA can use no GPU, the library is not the problem and is not asked about") {
+    NodeReading node = test::healthy_node(2);
+    for (auto& g : node.gpus) g.cuda_ordinal = -1;
+    const GemmRun none = run_gemm(node, engine);
+    CHECK(findings(none.gemm).count("TOOL_LIBRARY_MISSING@node") == 0);
+  }
+}

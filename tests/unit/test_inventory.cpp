@@ -282,3 +282,38 @@ TEST_CASE("inventory: a GPU whose probe never returns is unresponsive; the other
   backend.release_probes();
   unlink(path.c_str());
 }
+
+TEST_CASE("inventory: a driver older than the build names both versions and the remedy") {
+  NodeReading node = test::healthy_node(2);
+  for (auto& g : node.gpus) g.cuda_ordinal = -1;
+  node.cuda_device_count = 0;
+  node.driver_version = "550.90.07";
+  node.cuda_driver_version = 12040;
+  node.cuda_driver_required = 13000;
+  node.cuda_driver_branch_required = "R580";
+  node.cuda_error = "the driver supports CUDA 12.4, this build needs CUDA 13.0";
+  const auto j = judge_inventory(node, h100(), NodeExpectations{2});
+  // Not CUDA_UNAVAILABLE: the reason is known, and it is the package, not the node.
+  CHECK(codes(j) == Codes{"CUDA_DRIVER_TOO_OLD"});
+  REQUIRE(j.findings.size() == 1);
+  CHECK(j.findings[0].message ==
+        "driver 550.90.07 supports CUDA 12.4, this build needs CUDA 13.0 (driver R580 or newer): "
+        "install preflight-cuda12 or NVIDIA cuda-compat-13-0");
+  CHECK(status_from_findings(j.findings) == Status::error);
+
+  SECTION("a driver older than any package: update it") {
+    node.cuda_driver_version = 11040;
+    node.driver_version.clear();
+    const auto old = judge_inventory(node, h100(), NodeExpectations{2});
+    REQUIRE(old.findings.size() == 1);
+    CHECK(old.findings[0].message ==
+          "the driver supports CUDA 11.4, this build needs CUDA 13.0 (driver R580 or newer): "
+          "update the driver or install NVIDIA cuda-compat-13-0");
+  }
+  SECTION("new enough, or unknown: no such finding") {
+    node.cuda_driver_version = 13000;
+    CHECK(codes(judge_inventory(node, h100(), NodeExpectations{2})) == Codes{"CUDA_UNAVAILABLE"});
+    node.cuda_driver_version = 0;
+    CHECK(codes(judge_inventory(node, h100(), NodeExpectations{2})) == Codes{"CUDA_UNAVAILABLE"});
+  }
+}

@@ -111,7 +111,25 @@ TEST_CASE("nccl check: eight healthy GPUs pass, with one all-gather and one all-
   CHECK_THAT(o.nccl.summary, Catch::Contains("all-reduce 420.0 GB/s at 256 MiB"));
 }
 
-TEST_CASE("nccl check: skipped with the reason on one GPU, without NCCL, without an engine") {
+TEST_CASE("nccl check: without libnccl the tool's installation is blamed, not the node") {
+  test::FakeCollectiveEngine engine;
+  engine.missing_library =
+      "NCCL (libnccl.so.2) not found; looked at: the loader path (LD_LIBRARY_PATH, ld.so.cache): "
+      "libnccl.so.2: cannot open shared object file: No such file or directory";
+  const auto o = run_nccl(&engine);
+  CHECK(o.nccl.status == Status::error);
+  REQUIRE(o.nccl.findings.size() == 1);
+  CHECK(o.nccl.findings[0].code == "TOOL_LIBRARY_MISSING");
+  CHECK(o.nccl.findings[0].entity == "node");
+  CHECK(o.nccl.findings[0].message == engine.missing_library);
+  CHECK(engine.jobs.empty());
+  CHECK(o.verdict.verdict == Status::fail);
+  CHECK(o.verdict.exit_code == kExitInternalError);
+  CHECK_THAT(o.verdict.reason, Catch::Contains("TOOL_LIBRARY_MISSING"));
+  CHECK_THAT(o.verdict.reason, Catch::Contains("libnccl.so.2"));
+}
+
+TEST_CASE("nccl check: skipped with the reason on one GPU, without CUDA, without an engine") {
   SECTION("one GPU") {
     test::FakeCollectiveEngine engine;
     const auto o = run_nccl(&engine, test::healthy_node(1));
@@ -119,9 +137,9 @@ TEST_CASE("nccl check: skipped with the reason on one GPU, without NCCL, without
     CHECK(o.nccl.skip_reason == "one GPU: nothing to all-gather between");
     CHECK(engine.jobs.empty());
   }
-  SECTION("NCCL cannot be loaded") {
+  SECTION("CUDA cannot be used by NCCL") {
     test::FakeCollectiveEngine engine;
-    engine.unavailable = "libnccl.so.2: cannot open shared object file: No such file or directory";
+    engine.unavailable = "CUDA: no GPU visible";
     const auto o = run_nccl(&engine);
     CHECK(o.nccl.status == Status::skip);
     CHECK(o.nccl.skip_reason == engine.unavailable);
@@ -436,5 +454,5 @@ TEST_CASE("nccl engine: without a usable libnccl it says why, and run() reports,
     CHECK((without_cuda || r.error.find("invalid job") != std::string::npos));
   };
   check("/nonexistent/libnccl.so.2", "/nonexistent/libnccl.so.2");
-  check("libm.so.6", "no symbol ncclGetUniqueId");
+  check("libm.so.6", "has no ncclGetUniqueId");
 }

@@ -126,3 +126,31 @@ TEST_CASE("verdict: a fail check without findings still explains itself") {
   aggregate(v, false);
   CHECK(v.reason == "nvlink: fail");
 }
+
+TEST_CASE("verdict: failures that blame the tool's installation make the check error, exit 3") {
+  const Finding missing = make_finding("TOOL_LIBRARY_MISSING", "node", "cuBLAS not found");
+  const Finding too_old = make_finding("CUDA_DRIVER_TOO_OLD", "node", "driver too old");
+  const Finding node_fault = make_finding("ECC_UNCORRECTABLE_VOLATILE", "gpu0", "2 errors");
+  const Finding warn = make_finding("ECC_CORRECTABLE_HIGH", "gpu1", "many");
+  CHECK(find_finding_spec("TOOL_LIBRARY_MISSING")->blame == Blame::tool);
+  CHECK(find_finding_spec("CUDA_DRIVER_TOO_OLD")->blame == Blame::tool);
+  CHECK(find_finding_spec("ECC_UNCORRECTABLE_VOLATILE")->blame == Blame::node);
+
+  CHECK(status_from_findings({missing}) == Status::error);
+  CHECK(status_from_findings({too_old, warn}) == Status::error);
+  // A real fault beside it: the node is unhealthy whatever else is wrong.
+  CHECK(status_from_findings({missing, node_fault}) == Status::fail);
+
+  Verdict tool_only = verdict_of({check("inventory", status_from_findings({too_old}), {too_old}),
+                                  check("gemm", status_from_findings({missing}), {missing})});
+  aggregate(tool_only, false);
+  CHECK(tool_only.verdict == Status::fail);
+  CHECK(tool_only.exit_code == kExitInternalError);
+  CHECK_THAT(tool_only.reason, Catch::Contains("CUDA_DRIVER_TOO_OLD"));
+
+  Verdict with_fault =
+      verdict_of({check("inventory", status_from_findings({node_fault}), {node_fault}),
+                  check("gemm", status_from_findings({missing}), {missing})});
+  aggregate(with_fault, false);
+  CHECK(with_fault.exit_code == kExitUnhealthy);
+}

@@ -86,8 +86,12 @@ struct CollectiveResult {
 class CollectiveEngine {
  public:
   virtual ~CollectiveEngine() = default;
-  // Empty when NCCL and CUDA are usable; otherwise why not, e.g. "libnccl.so.2: cannot open
-  // shared object file: No such file or directory".
+  // Empty when NCCL was found (or this build has no NCCL at all); otherwise which library, which
+  // soname and where it was looked for: an installation problem of the tool, not of the node
+  // (TOOL_LIBRARY_MISSING). Loads the library on first call.
+  virtual std::string library_problem() { return {}; }
+  // Empty when NCCL and CUDA are usable; otherwise why not (the library's problem, or the CUDA
+  // runtime's "CUDA: no GPU visible").
   virtual std::string unavailable_reason() = 0;
   // ncclGetUniqueId; empty with `error` set when it fails.
   virtual std::vector<char> unique_id(std::string& error) = 0;

@@ -4,6 +4,7 @@
 // implementations this binary was built with; checks reach them through CheckContext::engines,
 // tests hand in fakes.
 #include <memory>
+#include <string>
 
 #include "preflight/engine/bandwidth_engine.hpp"
 #include "preflight/engine/collective_engine.hpp"
@@ -48,5 +49,10 @@ struct OwnedEngines {
 std::unique_ptr<GemmEngine> make_system_gemm_engine();
 std::unique_ptr<BandwidthEngine> make_system_bandwidth_engine();
 std::unique_ptr<CollectiveEngine> make_system_collective_engine();
+
+// For `preflight --version`, one line each: the CUDA toolkit this binary was built with and the
+// oldest driver it runs on, the driver found, and the cuBLAS and NCCL found now (or "not
+// found"). A build without CUDA says so.
+std::string describe_gpu_runtime();
 
 }  // namespace preflight

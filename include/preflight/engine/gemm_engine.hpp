@@ -121,6 +121,10 @@ struct GpuTelemetry {
 class GemmEngine {
  public:
   virtual ~GemmEngine() = default;
+  // Empty when the library the engine needs (cuBLAS) was found; otherwise which library, which
+  // soname and where it was looked for: an installation problem of the tool, not of the node
+  // (TOOL_LIBRARY_MISSING). Loads the library on first call.
+  virtual std::string library_problem() { return {}; }
   // Runs the job on one GPU and returns what it measured and verified. CUDA and cuBLAS errors
   // are reported in the result, never thrown. Completion is polled against job.deadline, so
   // a hung GPU returns timed_out (its memory is then leaked, not freed: freeing would wait for

@@ -77,15 +77,29 @@ inline constexpr std::uint64_t kHwPowerBrakeSlowdown = 0x80;
 inline constexpr std::uint64_t kDisplayClockSetting = 0x100;
 }  // namespace clock_event
 
+// A library the binary loads at run time (cuBLAS, NCCL), as discovery found it.
+struct RuntimeLibraryReading {
+  std::string name;     // "cuBLAS"
+  std::string soname;   // "libcublas.so.13"
+  std::string path;     // the file loaded; empty when not found
+  std::string version;  // "13.0.2"; empty when unknown
+  std::string problem;  // when not found: which soname, where it was looked for
+};
+
 struct NodeReading {
   bool nvml_loaded = false;
   std::string nvml_error;        // why NVML is unusable: dlopen message, nvmlInit error
   std::string driver_version;    // "580.65.06"
   int cuda_driver_version = 0;   // 13000 for 13.0; 0 when unknown
   int cuda_runtime_version = 0;  // the runtime this binary was built with
+  // The oldest driver this build runs on: its CUDA version (13000: a CUDA 13 build needs a driver
+  // of CUDA 13.0 or newer) and branch ("R580"). 0 and empty where unknown (fakes, no CUDA).
+  int cuda_driver_required = 0;
+  std::string cuda_driver_branch_required;
   std::string cuda_error;  // e.g. "CUDA driver version is insufficient for CUDA runtime version"
   int cuda_device_count = 0;
-  std::string nccl_version;      // "2.28.3" or empty when libnccl.so.2 cannot be loaded
+  std::string nccl_version;  // "2.28.3" or empty when libnccl.so.2 cannot be loaded
+  std::vector<RuntimeLibraryReading> libraries;  // cuBLAS and NCCL in a CUDA build
   std::vector<GpuReading> gpus;  // ordered by NVML index; CUDA-only GPUs when NVML is absent
   // NVIDIA GPUs on the PCI bus (sysfs), filled by the inventory check; nullopt when unknown or
   // not comparable (inside a container that exposes only some GPUs).

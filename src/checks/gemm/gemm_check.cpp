@@ -5,10 +5,12 @@
 #include <mutex>
 #include <thread>
 
+#include "checks/common/call_bounded.hpp"
 #include "checks/gemm/gemm_faults.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
 #include "checks/gemm/gemm_options.hpp"
+#include "preflight/catalogue.hpp"
 #include "run/bounded_task.hpp"
 
 namespace preflight {
@@ -26,6 +28,8 @@ constexpr auto kReturnMargin = 1500ms;
 constexpr double kSetupSeconds = 4.0;
 // After a cancel (the runner's deadline or a signal), how long workers get to drain.
 constexpr auto kCancelDrain = 300ms;
+// Loading cuBLAS (dlopen of libcublas and libcublasLt, about 0.1 s from a local disk).
+constexpr auto kLibraryLoadBudget = 10s;
 
 // NVML samples of the GPUs under test, taken by a thread of its own: an NVML call that hangs
 // must not hold the products or the check.
@@ -265,6 +269,25 @@ CheckResult GemmCheck::run(CheckContext& ctx) const {
   const GemmSettings settings = parse_gemm_settings(ctx.profile, *ctx.options);
   GemmEngine& engine = *ctx.engines.gemm;
   const auto end = ctx.deadline - kReturnMargin;
+
+  // cuBLAS is loaded at run time. Without it no GPU can be tested, and that is the tool's
+  // installation, not the node: TOOL_LIBRARY_MISSING (exit 3). Asked only where CUDA can use a
+  // GPU; otherwise inventory has already said why not.
+  const bool any_usable = std::any_of(ctx.node->gpus.begin(), ctx.node->gpus.end(),
+                                      [](const GpuReading& g) { return g.cuda_ordinal >= 0; });
+  if (any_usable) {
+    const auto problem =
+        call_bounded<std::string>(ctx, std::min(end, SteadyClock::now() + kLibraryLoadBudget),
+                                  [&engine] { return engine.library_problem(); });
+    if (!problem || !problem->empty()) {
+      CheckResult result;
+      result.findings.push_back(
+          make_finding("TOOL_LIBRARY_MISSING", "node",
+                       problem ? *problem : "loading cuBLAS did not return within its deadline"));
+      result.summary = "cuBLAS not loaded: no GPU tested";
+      return result;
+    }
+  }
 
   std::vector<GemmGpuOutcome> outcomes;
   int abandoned = 0;

@@ -56,13 +56,48 @@ void judge_count(const NodeReading& node, const NodeExpectations& expect, Invent
   }
 }
 
+bool driver_too_old(const NodeReading& node) {
+  return node.cuda_driver_required > 0 && node.cuda_driver_version > 0 &&
+         node.cuda_driver_version < node.cuda_driver_required;
+}
+
+// "driver 550.90.07 supports CUDA 12.4, this build needs CUDA 13.0 (driver R580 or newer):
+// install preflight-cuda12 or NVIDIA cuda-compat-13-0". Short enough that the remedy survives
+// in a 200-character drain reason.
+std::string driver_too_old_message(const NodeReading& node) {
+  const auto version = [](int v) {
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  };
+  const int have_major = node.cuda_driver_version / 1000;
+  const int need_major = node.cuda_driver_required / 1000;
+  std::string text =
+      (node.driver_version.empty() ? "the driver" : "driver " + node.driver_version) +
+      " supports CUDA " + version(node.cuda_driver_version) + ", this build needs CUDA " +
+      version(node.cuda_driver_required);
+  if (!node.cuda_driver_branch_required.empty()) {
+    text += " (driver " + node.cuda_driver_branch_required + " or newer)";
+  }
+  // A package exists per CUDA major from 12 on (docs/install.md); older drivers must be updated.
+  const std::string compat = "NVIDIA cuda-compat-" + std::to_string(need_major) + "-0";
+  if (have_major >= 12 && have_major < need_major) {
+    text += ": install preflight-cuda" + std::to_string(have_major) + " or " + compat;
+  } else {
+    text += ": update the driver or install " + compat;
+  }
+  return text;
+}
+
 void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudgement& out) {
   if (!node.nvml_loaded) {
     out.findings.push_back(
         make_finding("NVML_UNAVAILABLE", "node", "GPU health not readable: " + node.nvml_error));
   }
   const bool cuda_sees_none = node.cuda_device_count == 0;
-  if (cuda_sees_none && node.nvml_loaded) {
+  if (driver_too_old(node)) {
+    out.findings.push_back(make_finding("CUDA_DRIVER_TOO_OLD", "node", driver_too_old_message(node))
+                               .measured(node.cuda_driver_version / 1000.0, "CUDA",
+                                         node.cuda_driver_required / 1000.0));
+  } else if (cuda_sees_none && node.nvml_loaded) {
     out.findings.push_back(
         make_finding("CUDA_UNAVAILABLE", "node",
                      "CUDA runtime sees no device: " +

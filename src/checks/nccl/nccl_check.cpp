@@ -231,6 +231,18 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
   CollectiveEngine& engine = *ctx.engines.collective;
   // Before every call: an abandoned call must leave time for the verdict.
   const auto end = ctx.deadline - 2s;
+  // libnccl.so.2 is part of the tool's installation (the package recommends it): without it the
+  // node was not tested, and that is not the node's fault (TOOL_LIBRARY_MISSING, exit 3).
+  const auto problem =
+      call_bounded<std::string>(ctx, std::min(end, SteadyClock::now() + kQueryBudget),
+                                [&engine] { return engine.library_problem(); });
+  if (!problem || !problem->empty()) {
+    result.findings.push_back(
+        make_finding("TOOL_LIBRARY_MISSING", "node",
+                     problem ? *problem : "loading NCCL did not return within its deadline"));
+    result.summary = "NCCL not loaded: not tested";
+    return result;
+  }
   const auto why = call_bounded<std::string>(ctx, std::min(end, SteadyClock::now() + kQueryBudget),
                                              [&engine] { return engine.unavailable_reason(); });
   if (!why) {
@@ -240,8 +252,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
     return result;
   }
   if (!why->empty()) {
-    // NCCL usually comes with the job's container or environment, not the node: its absence
-    // here is a reason to skip, not a fault of the node.
+    // CUDA itself unusable here: inventory says why; nothing to add.
     result.status = Status::skip;
     result.skip_reason = *why;
     result.summary = "skipped";
