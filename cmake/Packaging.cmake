@@ -5,8 +5,11 @@
 #   <prefix>/libexec/preflight/                     prolog.sh, healthcheck.sh, common.sh,
 #                                                   ci-gate.sh (+ lib/hostlist.sh); they find
 #                                                   the binary at ../../bin/preflight
-#   <prefix>/share/doc/preflight/                   README.md, docs/, examples/preflight.default
+#   <prefix>/share/doc/preflight/                   README.md, LICENSE, docs/,
+#                                                   examples/preflight.default
 #   /etc/default/preflight                          the .deb only (a conffile)
+#   /usr/share/doc/<package>/copyright              the .deb only (Debian's machine-readable
+#                                                   copyright file, packaging/copyright.in)
 #
 # Included from the top-level CMakeLists.txt after every target and every other install rule
 # exists: CPack takes the list of components from the rules defined before include(CPack).
@@ -15,27 +18,23 @@ include(GNUInstallDirs)
 set(PREFLIGHT_LIBEXEC_SUBDIR "${CMAKE_INSTALL_LIBEXECDIR}/preflight")
 set(PREFLIGHT_ENV_EXAMPLE "${PROJECT_SOURCE_DIR}/scripts/slurm/preflight.default")
 
-# --- RUNPATH -----------------------------------------------------------------------------------
-# The binary needs libcublas.so.<CUDA major> (and libcublasLt) from the CUDA toolkit, which is
-# not in the loader's default path. CMake drops the build RPATH on install, so the installed
-# binary gets the toolkit's library directory found at configure time as its RUNPATH.
-# PREFLIGHT_INSTALL_RPATH overrides it: another directory (the nodes' toolkit, the
-# /usr/local/cuda link), or NONE where ld.so.conf.d registers the toolkit (docs/install.md).
-# Empty means that default, so it follows PREFLIGHT_WITH_CUDA when that is switched.
-set(PREFLIGHT_INSTALL_RPATH "" CACHE STRING
-    "RUNPATH of the installed binary: empty for the CUDA toolkit's library dir, NONE for none")
-if(PREFLIGHT_INSTALL_RPATH STREQUAL "NONE")
-  set(_preflight_rpath "")
-elseif(PREFLIGHT_INSTALL_RPATH)
-  set(_preflight_rpath "${PREFLIGHT_INSTALL_RPATH}")
-elseif(PREFLIGHT_WITH_CUDA AND CUDAToolkit_LIBRARY_DIR)
-  set(_preflight_rpath "${CUDAToolkit_LIBRARY_DIR}")
+# --- No RUNPATH -------------------------------------------------------------------------------
+# The binary links no CUDA library: the CUDA runtime is static, and cuBLAS, NCCL and NVML are
+# opened with dlopen at run time (PREFLIGHT_CUBLAS_LIBRARY / PREFLIGHT_NCCL_LIBRARY, then
+# <bin>/../lib/preflight/, then the loader's path, then $CUDA_HOME/lib64, /usr/local/cuda-<major>/
+# lib64, /usr/local/cuda/lib64; docs/install.md). So the installed binary needs no RUNPATH, and
+# CMake's default (the build RPATH dropped on install, none added) is what it gets.
+
+# --- Package name ------------------------------------------------------------------------------
+# One package per CUDA major version: a node's driver decides which one runs there (CUDA 13
+# needs R580 or newer, CUDA 12 R525 or newer), and the cuBLAS it loads is libcublas.so.<major>.
+if(PREFLIGHT_WITH_CUDA)
+  set(PREFLIGHT_CUDA_MAJOR "${CUDAToolkit_VERSION_MAJOR}")
+  set(PREFLIGHT_DEB_PACKAGE "preflight-cuda${PREFLIGHT_CUDA_MAJOR}")
 else()
-  set(_preflight_rpath "")
+  set(PREFLIGHT_CUDA_MAJOR "")
+  set(PREFLIGHT_DEB_PACKAGE "preflight-nocuda")
 endif()
-set_target_properties(preflight PROPERTIES INSTALL_RPATH "${_preflight_rpath}")
-# What the packaging tests expect to find in the installed binary.
-set(PREFLIGHT_EFFECTIVE_INSTALL_RPATH "${_preflight_rpath}" CACHE INTERNAL "")
 
 # --- Install rules -----------------------------------------------------------------------------
 install(TARGETS preflight RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -54,7 +53,7 @@ install(DIRECTORY scripts/lib/ DESTINATION ${PREFLIGHT_LIBEXEC_SUBDIR}/lib OPTIO
   FILES_MATCHING PATTERN "*.sh")
 
 # README.md next to docs/, as in the source tree, so the relative links between them hold.
-install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 install(FILES ${PREFLIGHT_ENV_EXAMPLE} DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples OPTIONAL)
 
@@ -66,10 +65,10 @@ install(FILES ${PREFLIGHT_ENV_EXAMPLE} DESTINATION /etc/default RENAME preflight
 
 # --- Debian package ----------------------------------------------------------------------------
 # Depends: what the binary links (readelf -d: NEEDED), by Debian 12 package, with the versions
-# dpkg-shlibdeps derives from the symbols a GCC 12 build uses. libcublas.so.13 is not a Debian
-# package (NVIDIA's CUDA repository or the runfile), so it is not declared; NVML, NCCL and
-# libibverbs are opened with dlopen, so they are Recommends/Suggests or nothing.
-# PREFLIGHT_DEB_DEPENDS replaces the whole line (another distribution or compiler).
+# dpkg-shlibdeps derives from the symbols a GCC 12 build uses. No CUDA library is among them
+# (the runtime is static; cuBLAS, NCCL, NVML and libibverbs are opened with dlopen), so those
+# are Recommends/Suggests or nothing. PREFLIGHT_DEB_DEPENDS replaces the whole line (another
+# distribution or compiler).
 set(PREFLIGHT_DEB_DEPENDS "" CACHE STRING
     "Depends of the .deb; empty for the Debian 12 line derived from the build options")
 if(PREFLIGHT_DEB_DEPENDS)
@@ -83,6 +82,52 @@ endif()
 set(PREFLIGHT_PACKAGE_MAINTAINER "preflight maintainers <preflight-maintainers@localhost>"
     CACHE STRING "Maintainer field of the .deb")
 set(PREFLIGHT_PACKAGE_HOMEPAGE "" CACHE STRING "Homepage field of the .deb (none when empty)")
+
+# Recommends: the rdma check loads libibverbs.so.1 and the NIC's provider (without them it
+# skips). A CUDA build also recommends what it loads with dlopen: cuBLAS and NCCL. Carried or
+# depended on: depended on, and only recommended (docs/install.md, "cuBLAS and NCCL"): cuBLAS
+# and cuBLASLt 13 are about 600 MB, nodes usually have them from NVIDIA's repository or a
+# runfile already, and the binary starts, and reports the library as missing, without them.
+# cuBLAS has different package names in Debian and in NVIDIA's CUDA repository, so the
+# Recommends are alternatives, first the one Debian has (libcublas12 in trixie and sid
+# non-free; Debian has none for 13), then NVIDIA's libcublas-<major>-<minor>, newest first (a
+# name a node's sources lack is skipped by apt). NCCL's name is libnccl2 in both.
+set(_preflight_deb_recommends "libibverbs1, ibverbs-providers")
+if(PREFLIGHT_WITH_CUDA)
+  set(_cublas_alternatives "")
+  if(PREFLIGHT_CUDA_MAJOR EQUAL 12)
+    list(APPEND _cublas_alternatives "libcublas12")
+  endif()
+  foreach(_minor 9 8 7 6 5 4 3 2 1 0)
+    list(APPEND _cublas_alternatives "libcublas-${PREFLIGHT_CUDA_MAJOR}-${_minor}")
+  endforeach()
+  list(JOIN _cublas_alternatives " | " _cublas_alternatives)
+  string(APPEND _preflight_deb_recommends ", ${_cublas_alternatives}, libnccl2")
+endif()
+
+# Debian's copyright file, in the machine-readable format (DEP-5), where Debian policy puts it:
+# /usr/share/doc/<package name>/copyright (the package's name, so not CMAKE_INSTALL_DOCDIR,
+# which is share/doc/preflight for every package). .deb only, like /etc/default/preflight; a
+# plain install has LICENSE in its doc folder.
+set(PREFLIGHT_COPYRIGHT_SOURCE_LINE "")
+if(PREFLIGHT_PACKAGE_HOMEPAGE)
+  set(PREFLIGHT_COPYRIGHT_SOURCE_LINE "Source: ${PREFLIGHT_PACKAGE_HOMEPAGE}\n")
+endif()
+set(PREFLIGHT_COPYRIGHT_CUDA_COMMENT "")
+if(PREFLIGHT_WITH_CUDA)
+  # The CUDA runtime is linked statically (libcudart_static.a), so NVIDIA's code is in the
+  # binary; NVIDIA lets applications redistribute it (CUDA EULA, Attachment A).
+  string(CONCAT PREFLIGHT_COPYRIGHT_CUDA_COMMENT
+    "\n .\n It also has NVIDIA's CUDA runtime library compiled in (libcudart_static.a of"
+    "\n CUDA ${CUDAToolkit_VERSION}, linked statically), Copyright NVIDIA Corporation,"
+    "\n redistributed under Attachment A of the NVIDIA CUDA Toolkit End User License"
+    "\n Agreement, https://docs.nvidia.com/cuda/eula/ . cuBLAS, NCCL and the driver's"
+    "\n NVML are not part of this package: they are loaded at run time.")
+endif()
+configure_file(packaging/copyright.in "${PROJECT_BINARY_DIR}/packaging/copyright" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/packaging/copyright"
+  DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${PREFLIGHT_DEB_PACKAGE}
+  COMPONENT debian EXCLUDE_FROM_ALL)
 
 set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_NAME "preflight")
@@ -100,29 +145,43 @@ string(CONCAT CPACK_PACKAGE_DESCRIPTION
   "\n")
 if(PREFLIGHT_WITH_CUDA)
   string(APPEND CPACK_PACKAGE_DESCRIPTION
-    "The GPU libraries come from NVIDIA, not from Debian: the binary needs\n"
-    "libcublas.so.${CUDAToolkit_VERSION_MAJOR} (CUDA toolkit ${CUDAToolkit_VERSION_MAJOR}, "
-    "from NVIDIA's repository or runfile)\n"
-    "and finds it through its RUNPATH or ld.so.conf; the NVIDIA driver's NVML and NCCL are\n"
-    "loaded at run time where present.")
+    "This is the build for CUDA ${PREFLIGHT_CUDA_MAJOR}: it needs an NVIDIA driver that runs\n"
+    "CUDA ${PREFLIGHT_CUDA_MAJOR} (docs/install.md has the table). The GPU libraries come\n"
+    "from NVIDIA, not from Debian, and are loaded at run time: libcublas.so.${PREFLIGHT_CUDA_MAJOR}\n"
+    "and libnccl.so.2 (recommended), the driver's NVML. Without cuBLAS or NCCL the binary\n"
+    "still runs and reports the missing library. Only one preflight-cuda<major> package can be\n"
+    "installed at a time.")
 else()
   string(APPEND CPACK_PACKAGE_DESCRIPTION
     "This build has no CUDA support (PREFLIGHT_WITH_CUDA=OFF): its GPU checks say it was\n"
-    "built without CUDA support. A GPU build needs cuBLAS, the NVIDIA driver and NCCL\n"
-    "from NVIDIA, not from Debian.")
+    "built without CUDA support. The GPU builds, preflight-cuda<major>, load cuBLAS, the\n"
+    "NVIDIA driver and NCCL from NVIDIA, not from Debian.")
 endif()
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
-set(CPACK_DEBIAN_PACKAGE_NAME "preflight")
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # preflight_<version>_<arch>.deb
+set(CPACK_DEBIAN_PACKAGE_NAME "${PREFLIGHT_DEB_PACKAGE}")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # <package>_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION "admin")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 if(PREFLIGHT_PACKAGE_HOMEPAGE)
   set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${PREFLIGHT_PACKAGE_HOMEPAGE}")
 endif()
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)  # dpkg-shlibdeps stops at libcublas: declared by hand
+# One preflight at a time: preflight-cuda12, preflight-cuda13 and preflight-nocuda install the
+# same files. Each provides "preflight" (for whatever needs "a preflight"), and conflicts with
+# and replaces the others by their real names, so that dpkg -i as well as apt swaps one for
+# another in one step, keeping the admin's /etc/default/preflight. Not "Conflicts: preflight":
+# dpkg refuses to swap packages whose conflict is through a virtual package they all provide
+# (tests/packaging/test_replace.sh). "Replaces: preflight" also takes over the files of the
+# single package named "preflight" that earlier versions built.
+set(_preflight_deb_siblings preflight-cuda12 preflight-cuda13 preflight-nocuda)
+list(REMOVE_ITEM _preflight_deb_siblings "${PREFLIGHT_DEB_PACKAGE}")
+list(JOIN _preflight_deb_siblings ", " _preflight_deb_siblings)
+set(CPACK_DEBIAN_PACKAGE_PROVIDES "preflight (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_PACKAGE_CONFLICTS "${_preflight_deb_siblings}")
+set(CPACK_DEBIAN_PACKAGE_REPLACES "preflight, ${_preflight_deb_siblings}")
+# By hand rather than dpkg-shlibdeps, so that building the package needs only dpkg, not dpkg-dev.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_preflight_deb_depends}")
-# The rdma check loads libibverbs.so.1 and the NIC's provider; without them it skips.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libibverbs1, ibverbs-providers")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "${_preflight_deb_recommends}")
 set(_preflight_deb_suggests "rdma-core, slurm-client")
 if(PREFLIGHT_WITH_MPI)
   string(APPEND _preflight_deb_suggests ", openmpi-bin")  # mpirun for `preflight fleet`
@@ -133,7 +192,7 @@ set(CPACK_DEBIAN_PACKAGE_SUGGESTS "${_preflight_deb_suggests}")
 # 60 MB with its debug information); the build tree and `cmake --install` keep it whole.
 set(CPACK_STRIP_FILES TRUE)
 
-# One package from all components, the /etc/default file included.
+# One package from all components, /etc/default/preflight and the copyright file included.
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
 

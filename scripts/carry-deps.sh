@@ -14,6 +14,12 @@ chmod 755 "$work"  # apt-get download runs as _apt and must be able to write her
 rm -rf .deps.new
 mkdir -p .deps.new
 for deb in "$work"/*.deb; do dpkg-deb -x "$deb" .deps.new; done
-rm -rf .deps
-mv .deps.new .deps
+# Replace what an earlier run unpacked, keeping what others put in .deps/ (the CUDA 12 toolkit
+# of setup-deps.sh --cuda 12 in .deps/cuda-12).
+mkdir -p .deps
+for d in .deps.new/*; do
+  rm -rf ".deps/${d##*/}"
+  mv "$d" .deps/
+done
+rmdir .deps.new
 echo "carry-deps: unpacked ${packages[*]} into .deps/ ($(du -sh .deps | cut -f1))"

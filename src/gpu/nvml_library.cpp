@@ -128,7 +128,9 @@ static_assert(abi::kTemperatureGpu == NVML_TEMPERATURE_GPU);
 static_assert(abi::kClockSm == NVML_CLOCK_SM);
 static_assert(sizeof(nvmlClockType_t) == sizeof(int));
 static_assert(abi::kNvLinkMaxLinks == NVML_NVLINK_MAX_LINKS);
-static_assert(abi::kValueNotAvailable == NVML_VALUE_NOT_AVAILABLE);
+// nvml.h defines it as a plain (signed) -1; the ABI value is the unsigned long long it stands for.
+static_assert(abi::kValueNotAvailable ==
+              static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
 static_assert(abi::kNvLinkDeviceTypeGpu == NVML_NVLINK_DEVICE_TYPE_GPU);
 static_assert(abi::kNvLinkDeviceTypeIbmNpu == NVML_NVLINK_DEVICE_TYPE_IBMNPU);
 static_assert(abi::kNvLinkDeviceTypeSwitch == NVML_NVLINK_DEVICE_TYPE_SWITCH);

@@ -62,6 +62,7 @@ expected_layout() {
       (cd "$src/scripts/lib" && find . -type f -name '*.sh') | sed 's|^\./|libexec/preflight/lib/|'
     fi
     echo "share/doc/preflight/README.md"
+    echo "share/doc/preflight/LICENSE"
     (cd "$src/docs" && find . -type f) | sed 's|^\./|share/doc/preflight/docs/|'
     echo "share/doc/preflight/examples/preflight.default"
   } | LC_ALL=C sort
@@ -86,40 +87,46 @@ is_program() {
   [[ "$(head -c 2 "$1")" == '#!' ]]
 }
 
-# runpath_of READELF FILE: the RUNPATH (or RPATH) of an ELF file, "" if none.
-runpath_of() {
-  "$1" -d "$2" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/\2/p' | head -n1
-}
-
-# check_runpath READELF BINARY EXPECTED WHAT: the installed binary has exactly the RUNPATH the
-# build configured (cmake/Packaging.cmake), nothing of the build tree, and where it needs
-# libcublas that RUNPATH holds it.
-check_runpath() {
-  local readelf=$1 bin=$2 expected=$3 what=$4 rp needed
+# check_no_runpath READELF BINARY WHAT: the binary has no RUNPATH or RPATH. It links no CUDA
+# library (cuBLAS and NCCL are loaded with dlopen from a search list of their own,
+# docs/install.md), so nothing of the build machine may be baked into it.
+check_no_runpath() {
+  local readelf=$1 bin=$2 what=$3 rp
   if [[ -z "$readelf" ]]; then
     echo "note: readelf not found, RUNPATH of $what not checked"
     return 0
   fi
-  rp=$(runpath_of "$readelf" "$bin")
-  [[ "$rp" == "$expected" ]] ||
-    fail "$what: RUNPATH is '$rp', expected '$expected' (cmake/Packaging.cmake)"
-  needed=$("$readelf" -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
-  if grep -qx 'libcublas.so.*' <<<"$needed"; then
-    local lib found=0 dir
-    lib=$(grep -x 'libcublas.so.*' <<<"$needed" | head -n1)
-    IFS=: read -r -a dirs <<<"$rp"
-    for dir in "${dirs[@]}"; do [[ -e "$dir/$lib" ]] && found=1; done
-    ((found)) || [[ -z "$expected" ]] ||
-      fail "$what needs $lib but its RUNPATH '$rp' has no directory with it"
-    # The loader without its cache (ld.so.conf): cuBLAS must be found through the RUNPATH
-    # alone, as on a node whose ld.so.conf does not name the toolkit.
-    local interp
-    interp=$("$readelf" -l "$bin" | sed -n 's/.*program interpreter: \(.*\)\]$/\1/p')
-    if [[ -n "$expected" && -x "$interp" ]]; then
-      "$interp" --inhibit-cache "$bin" --version >/dev/null 2>"$tmp/ldso.err" ||
-        fail "$what does not start without the loader cache: $(head -n1 "$tmp/ldso.err")"
-    fi
+  rp=$("$readelf" -d "$bin" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/\1 \2/p')
+  [[ -z "$rp" ]] || fail "$what has $rp; the installed binary needs none (cmake/Packaging.cmake)"
+}
+
+# expected_package BUILD_DIR: the .deb's name for this build: preflight-cuda<major> after the
+# CUDA compiler CMake found (its version as CMake recorded it in the build tree, so this holds
+# where nvcc is not installed), preflight-nocuda without CUDA.
+expected_package() {
+  local build=$1 major
+  if [[ "$(cache_value "$build" PREFLIGHT_WITH_CUDA)" != ON ]]; then
+    echo preflight-nocuda
+    return 0
   fi
+  major=$(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\([0-9]*\)\..*/\1/p' \
+    "$build"/CMakeFiles/*/CMakeCUDACompiler.cmake 2>/dev/null | head -n1)
+  [[ -n "$major" ]] || die "$build: no CUDA compiler version in CMakeFiles/*/CMakeCUDACompiler.cmake"
+  echo "preflight-cuda$major"
+}
+
+# build_deb CPACK BUILD_DIR VERSION: cpack -G DEB into $tmp/out; sets deb (its path) and pkg
+# (the package name this build must have). Fails when cpack fails or makes another file.
+build_deb() {
+  local cpack=$1 build=$2 version=$3 arch debs
+  "$cpack" --config "$build/CPackConfig.cmake" -G DEB -B "$tmp/out" >"$tmp/cpack.log" 2>&1 ||
+    { cat "$tmp/cpack.log" >&2; die "cpack -G DEB failed"; }
+  pkg=$(expected_package "$build")
+  arch=$(dpkg --print-architecture)
+  deb=$tmp/out/${pkg}_${version}_${arch}.deb
+  debs=$(find "$tmp/out" -maxdepth 1 -name '*.deb' -printf '%f\n')
+  [[ "$debs" == "$(basename "$deb")" ]] ||
+    die "cpack made '$(tr '\n' ' ' <<<"$debs")', expected $(basename "$deb")"
 }
 
 # package_of PATH: the Debian package that owns a library, as the loader found it. dpkg knows

@@ -17,10 +17,7 @@ if ((EUID != 0)); then
 fi
 make_tmp "$build"
 
-"$cpack" --config "$build/CPackConfig.cmake" -G DEB -B "$tmp/out" >"$tmp/cpack.log" 2>&1 ||
-  { cat "$tmp/cpack.log" >&2; die "cpack -G DEB failed"; }
-deb=$tmp/out/preflight_${version}_$(dpkg --print-architecture).deb
-[[ -f "$deb" ]] || die "cpack made no $(basename "$deb")"
+build_deb "$cpack" "$build" "$version"
 
 root=$tmp/root
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
@@ -40,9 +37,9 @@ dpkg_root -i "$deb"
 grep -q '^# edited by the admin$' "$conf" ||
   fail "reinstalling the package replaced the admin's /etc/default/preflight"
 
-dpkg_root -r preflight
+dpkg_root -r "$pkg"
 [[ ! -e "$root/usr/bin/preflight" ]] || fail "dpkg -r left /usr/bin/preflight"
 [[ -f "$conf" ]] || fail "dpkg -r removed the conffile (only --purge should)"
-dpkg_root --purge preflight
+dpkg_root --purge "$pkg"
 [[ ! -e "$conf" ]] || fail "dpkg --purge left /etc/default/preflight"
 finish

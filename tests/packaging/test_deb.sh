@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cpack -G DEB from the build tree into a temporary folder, then read the package back with
-# dpkg-deb: file name, control fields, Depends against what the binary really links, the file
-# list (the install layout under /usr plus /etc/default/preflight), conffiles, and the packaged
-# binary runs.
+# dpkg-deb: file name and package name (preflight-cuda<major>), control fields, Depends against
+# what the binary really links, the file list (the install layout under /usr plus
+# /etc/default/preflight and the copyright file), conffiles, no RUNPATH, and the packaged binary
+# runs.
 # Usage: test_deb.sh CPACK BUILD_DIR SOURCE_DIR VERSION DPKG_DEB [READELF]
 # shellcheck source=tests/packaging/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -13,19 +14,14 @@ if [[ -z "$dpkg_deb" ]]; then
 fi
 make_tmp "$build"
 
-"$cpack" --config "$build/CPackConfig.cmake" -G DEB -B "$tmp/out" >"$tmp/cpack.log" 2>&1 ||
-  { cat "$tmp/cpack.log" >&2; die "cpack -G DEB failed"; }
+build_deb "$cpack" "$build" "$version"
 ! grep -q 'CMake Warning\|CMake Error' "$tmp/cpack.log" ||
   { cat "$tmp/cpack.log" >&2; fail "cpack warned (above)"; }
 arch=$(dpkg --print-architecture)
-deb=$tmp/out/preflight_${version}_${arch}.deb
-debs=$(find "$tmp/out" -maxdepth 1 -name '*.deb' -printf '%f\n')
-[[ "$debs" == "$(basename "$deb")" ]] ||
-  die "cpack made '$(tr '\n' ' ' <<<"$debs")', expected $(basename "$deb")"
 
 # --- control fields ---
 field() { "$dpkg_deb" -f "$deb" "$1"; }
-[[ "$(field Package)" == preflight ]] || fail "Package: '$(field Package)'"
+[[ "$(field Package)" == "$pkg" ]] || fail "Package: '$(field Package)', expected $pkg"
 [[ "$(field Version)" == "$version" ]] || fail "Version: '$(field Version)', project $version"
 [[ "$(field Architecture)" == "$arch" ]] || fail "Architecture: '$(field Architecture)'"
 [[ "$(field Section)" == admin ]] || fail "Section: '$(field Section)'"
@@ -36,7 +32,31 @@ depends=$(field Depends)
 declared=$(cpack_value "$build" CPACK_DEBIAN_PACKAGE_DEPENDS)
 [[ -n "$depends" && "$depends" == "$declared" ]] ||
   fail "Depends: '$depends', declared '$declared'"
-field Recommends | grep -qw libibverbs1 || fail "Recommends lacks libibverbs1 (rdma check)"
+recommends=$(field Recommends)
+grep -qw libibverbs1 <<<"$recommends" || fail "Recommends lacks libibverbs1 (rdma check)"
+# cuBLAS and NCCL are loaded at run time and recommended, never depended on: by NVIDIA's
+# package names, and Debian's where Debian has one (docs/install.md).
+if [[ "$pkg" == preflight-cuda* ]]; then
+  major=${pkg#preflight-cuda}
+  grep -q "libcublas-$major-0" <<<"$recommends" ||
+    fail "Recommends lacks NVIDIA's libcublas-$major-<minor>: '$recommends'"
+  if [[ "$major" == 12 ]]; then
+    grep -q '\blibcublas12 |' <<<"$recommends" || fail "Recommends lacks Debian's libcublas12"
+  fi
+  grep -qw libnccl2 <<<"$recommends" || fail "Recommends lacks libnccl2"
+fi
+! grep -qi 'cublas\|nccl\|cuda\|nvidia' <<<"$depends" ||
+  fail "Depends names a CUDA library: '$depends' (they are loaded at run time)"
+# One preflight at a time: every build provides "preflight", and conflicts with and replaces
+# the others by name (test_replace.sh swaps them with dpkg).
+siblings=$(printf '%s\n' preflight-cuda12 preflight-cuda13 preflight-nocuda | grep -vx "$pkg" |
+  paste -sd, | sed 's/,/, /g')
+[[ "$(field Provides)" == "preflight (= $version)" ]] ||
+  fail "Provides: '$(field Provides)', expected 'preflight (= $version)'"
+[[ "$(field Conflicts)" == "$siblings" ]] ||
+  fail "Conflicts: '$(field Conflicts)', expected '$siblings'"
+[[ "$(field Replaces)" == "preflight, $siblings" ]] ||
+  fail "Replaces: '$(field Replaces)', expected 'preflight, $siblings'"
 with_mpi=$(cache_value "$build" PREFLIGHT_WITH_MPI)
 if [[ "$with_mpi" == ON ]]; then
   grep -qw libopenmpi3 <<<"$depends" || fail "built with MPI but Depends lacks libopenmpi3"
@@ -53,7 +73,8 @@ done
 # --- files ---
 listing=$("$dpkg_deb" -c "$deb")
 actual=$(awk '$1 ~ /^[-l]/ { print $6 }' <<<"$listing" | sed 's|^\./||' | LC_ALL=C sort)
-expected=$({ expected_layout "$src" | sed 's|^|usr/|'; echo etc/default/preflight; } | LC_ALL=C sort)
+expected=$({ expected_layout "$src" | sed 's|^|usr/|'; echo etc/default/preflight
+  echo "usr/share/doc/$pkg/copyright"; } | LC_ALL=C sort)
 compare_layout ".deb contents" "$expected" "$actual"
 # Modes: 755 for the binary and every script with a #! line, 644 for the rest; all root's.
 "$dpkg_deb" -x "$deb" "$tmp/root"
@@ -82,23 +103,21 @@ if [[ -f "$src/$env_example" ]]; then
   cmp -s "$src/$env_example" "$tmp/root/etc/default/preflight" ||
     fail "/etc/default/preflight differs from $env_example"
 fi
-check_runpath "$readelf" "$tmp/root/usr/bin/preflight" \
-  "$(cache_value "$build" PREFLIGHT_EFFECTIVE_INSTALL_RPATH)" "packaged usr/bin/preflight"
+check_no_runpath "$readelf" "$tmp/root/usr/bin/preflight" "packaged usr/bin/preflight"
 
 # Depends covers what the binary links: each NEEDED library, as the loader resolves it here,
-# belongs to a package named in Depends, except the CUDA toolkit's cuBLAS (NVIDIA, not Debian).
+# belongs to a package named in Depends.
 if [[ -n "$readelf" ]]; then
   needed=$("$readelf" -d "$tmp/root/usr/bin/preflight" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
   resolved=$(ldd "$tmp/root/usr/bin/preflight")
   for lib in $needed; do
-    case "$lib" in libcublas.so.* | libcublasLt.so.*) continue ;; esac
     path=$(awk -v l="$lib" '$1 == l && $2 == "=>" { print $3 }' <<<"$resolved")
     [[ -z "$path" && "$lib" == ld-linux* ]] &&
       path=$(awk -v l="$lib" 'index($1, l) { print $1 }' <<<"$resolved")
     [[ -n "$path" && -e "$path" ]] || { fail "NEEDED $lib does not resolve here"; continue; }
-    pkg=$(package_of "$path") ||
+    owner=$(package_of "$path") ||
       { fail "NEEDED $lib ($path) belongs to no Debian package"; continue; }
-    grep -qx "$pkg" <<<"$dep_names" || fail "NEEDED $lib is in package $pkg, not in Depends"
+    grep -qx "$owner" <<<"$dep_names" || fail "NEEDED $lib is in package $owner, not in Depends"
   done
 fi
 
