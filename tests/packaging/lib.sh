@@ -18,6 +18,20 @@ finish() {
 # make_tmp BUILD_DIR: the temporary folder, removed on exit. `cmake --install` and cpack write
 # install_manifest*.txt into the build tree; the ones there before the test (an admin's record of
 # a real install, docs/install.md#uninstalling) are put back on exit, and new ones removed.
+# The tests that install the .deb into an empty root: skip (77) without dpkg, or without root and
+# fakeroot; sets run=() or run=(fakeroot), the prefix for their dpkg calls.
+require_dpkg() {
+  if [[ -z "$1" ]] || ! command -v dpkg >/dev/null; then
+    echo "dpkg not found: skipped"
+    exit 77
+  fi
+  run=()
+  if ((EUID != 0)); then
+    command -v fakeroot >/dev/null || { echo "not root and no fakeroot: skipped"; exit 77; }
+    run=(fakeroot)
+  fi
+}
+
 make_tmp() {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/preflight-packaging.XXXXXX")
   manifest_build=$1

@@ -6,15 +6,7 @@
 # shellcheck source=tests/packaging/lib.sh
 source "$(dirname "$0")/lib.sh"
 cpack=$1 build=$2 version=$3 dpkg_deb=${4:-}
-if [[ -z "$dpkg_deb" ]] || ! command -v dpkg >/dev/null; then
-  echo "dpkg not found: skipped"
-  exit 77
-fi
-run=()
-if ((EUID != 0)); then
-  command -v fakeroot >/dev/null || { echo "not root and no fakeroot: skipped"; exit 77; }
-  run=(fakeroot)
-fi
+require_dpkg "$dpkg_deb"
 make_tmp "$build"
 
 build_deb "$cpack" "$build" "$version"
