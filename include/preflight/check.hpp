@@ -122,6 +122,18 @@ class Check {
   // returns skip (it does not apply here). const: a check abandoned after its deadline may still
   // be running while the next one starts, so a run leaves the check object as it found it.
   virtual CheckResult run(CheckContext& ctx) const = 0;
+  // Judges readings this check recorded (CheckResult::readings), in this run or in a verdict
+  // read back by `preflight judge`, against these thresholds: the findings that depend on
+  // thresholds (the caller marks them judged). A pure function: run() calls it on its own
+  // readings, so a verdict judged again with the thresholds it was made with has the same
+  // findings. nullopt: this check records no readings (its findings are kept as recorded).
+  // Throws InvalidInput naming the field for readings it cannot read.
+  virtual std::optional<std::vector<Finding>> judge(const Readings& readings,
+                                                    const Thresholds& thresholds) const {
+    (void)readings;
+    (void)thresholds;
+    return std::nullopt;
+  }
 };
 
 class CheckRegistry {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace preflight {
 
 enum class Status { pass, warn, fail, skip, error };
@@ -33,6 +35,10 @@ struct Finding {
   std::optional<double> threshold;
   std::string remediation;
   bool injected = false;  // produced by --inject-fault
+  // Made by comparing the check's readings with thresholds (Check::judge): `preflight judge`
+  // makes it again from the recorded readings. false: an observation (data corrupted, a copy
+  // that hung, a device that failed) that stands whatever the thresholds say.
+  bool judged = false;
 
   // Attaches the measured value the finding is about, its unit and the limit it crossed.
   Finding& measured(double measured_value, std::string value_unit,
@@ -64,6 +70,11 @@ struct Matrix {
   std::vector<std::vector<std::optional<double>>> values;
 };
 
+// What a check measured and what it judged against, enough to judge it again without the
+// hardware (Check::judge, `preflight judge`): each check's typed readings serialized by the
+// check itself (docs/verdict.md, "readings"). null: the check records none.
+using Readings = nlohmann::ordered_json;
+
 struct CheckResult {
   std::string name;
   Status status = Status::pass;
@@ -73,6 +84,7 @@ struct CheckResult {
   std::vector<Finding> findings;
   Metrics metrics;
   std::vector<Matrix> matrices;
+  Readings readings;
 
   void add_metric(std::string entity, std::string metric, double value, std::string unit) {
     metrics.push_back({std::move(entity), std::move(metric), value, std::move(unit)});
@@ -118,6 +130,26 @@ struct ToolInfo {
 inline constexpr std::string_view kVerdictSchema = "preflight.verdict/1";
 inline constexpr const char* kFleetSchema = "preflight.fleet/1";  // docs/fleet-verdict.md
 
+// The thresholds a verdict was judged with: the SKU they follow, how it was found, the file
+// applied on top and every effective value.
+struct ThresholdsRecord {
+  std::string sku = "generic";
+  std::string sku_name;
+  std::string detected_by;
+  std::string overrides_file;
+  std::vector<std::pair<std::string, double>> values;
+};
+
+// Set by `preflight judge`: the verdict was made again from another one's readings.
+struct RejudgeRecord {
+  std::string source;         // the file the readings came from
+  std::string source_tool;    // the version that measured them
+  std::string judged_at;      // UTC ISO-8601
+  std::string thresholds_by;  // "recorded", "--sku h100-pcie-80gb", "SKU of the recorded run"
+  int checks_rejudged = 0;    // checks whose judged findings were made again
+  std::vector<std::string> checks_kept;  // checks without readings: findings kept as recorded
+};
+
 // One pass of a repeated run (`--repeat`, `--duration`): its own verdict, kept whole.
 struct PassRecord {
   int index = 1;  // from 1
@@ -159,6 +191,8 @@ struct Verdict {
   std::optional<BurninInfo> burnin;
   std::vector<PassRecord> passes;
   std::optional<int> first_failed_pass;  // the first pass whose verdict was unhealthy
+  std::optional<ThresholdsRecord> thresholds;  // nullopt: none were set (discovery failed)
+  std::optional<RejudgeRecord> rejudged;
 };
 
 // The aggregation rule: any check with status fail or error, or any run-level finding of

@@ -202,6 +202,26 @@ Invocation parse_command_line(int argc, const char* const* argv,
                    "fleet rounds and findings; tsv: key<TAB>value lines per file (docs/report.md)")
       ->check(CLI::IsMember({"html", "tsv"}));
 
+  CLI::App* judge = app.add_subcommand(
+      "judge",
+      "Judge the readings of saved verdicts again, with today's or other thresholds, and write "
+      "new verdicts (docs/judge.md); exit codes as for run");
+  judge->add_option("VERDICT", inv.judge.files, "verdict files written by 'preflight run --json'")
+      ->required();
+  judge->add_option("--thresholds", inv.judge.thresholds_path,
+                    "JSON file overriding any subset of the thresholds, on top of the SKU's");
+  judge->add_option("--sku", inv.judge.sku,
+                    "judge as this SKU (see 'preflight thresholds --sku'); default: the SKU the "
+                    "run recorded");
+  judge->add_flag("--recorded-thresholds", inv.judge.recorded,
+                  "judge with the very values the run was judged with (reproduces its findings)");
+  judge->add_option("--json", inv.judge.json_path,
+                    "write the new verdict to PATH atomically ('-': stdout, the table to "
+                    "stderr); with several files, PATH is a directory and each verdict keeps "
+                    "its file name");
+  judge->add_flag("--strict", inv.judge.strict, "treat warnings as unhealthy (exit 1)");
+  judge->add_flag("--no-color{false}", inv.judge.colour, "no colours in the table");
+
   const auto fail = [&inv](const std::string& what) {
     inv.command = Command::message;
     inv.message = "preflight: " + what + " (see 'preflight --help')";
@@ -212,8 +232,9 @@ Invocation parse_command_line(int argc, const char* const* argv,
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "list" && first != "thresholds" && first != "fleet" &&
-        first != "report") {
-      return fail("unknown command '" + first + "' (known: run, fleet, list, thresholds, report)");
+        first != "report" && first != "judge") {
+      return fail("unknown command '" + first +
+                  "' (known: run, fleet, list, thresholds, report, judge)");
     }
   }
 
@@ -223,7 +244,7 @@ Invocation parse_command_line(int argc, const char* const* argv,
     inv.command = Command::message;
     // Help for the subcommand the user asked about, if any.
     const CLI::App* target = &app;
-    for (const CLI::App* sub : {run, fleet, list, thresholds, report}) {
+    for (const CLI::App* sub : {run, fleet, list, thresholds, report, judge}) {
       if (sub->parsed()) target = sub;
     }
     // Top-level help shows every subcommand's options, so `preflight --help` is complete.
@@ -288,6 +309,17 @@ Invocation parse_command_line(int argc, const char* const* argv,
       return fail("--output: empty path");
     }
     inv.command = Command::report;
+  } else if (judge->parsed()) {
+    if (judge->count("--json") > 0 && inv.judge.json_path.empty()) {
+      return fail("--json: empty path");
+    }
+    if (inv.judge.recorded && (!inv.judge.sku.empty() || !inv.judge.thresholds_path.empty())) {
+      return fail("--recorded-thresholds: not with --sku or --thresholds");
+    }
+    if (inv.judge.files.size() > 1 && inv.judge.json_path == "-") {
+      return fail("--json -: one verdict file only (give a directory for several)");
+    }
+    inv.command = Command::judge;
   } else {
     inv.command = Command::thresholds;
   }

@@ -12,7 +12,7 @@
 
 namespace preflight {
 
-enum class Command { run, list, thresholds, fleet, report, message };
+enum class Command { run, list, thresholds, fleet, report, judge, message };
 
 // `preflight run`: NodeArgs plus the strictness, burn-in and Prometheus output of one node.
 struct RunArgs : NodeArgs {
@@ -35,12 +35,24 @@ struct ReportArgs {
   std::string format = "html";     // html | tsv
 };
 
+// `preflight judge VERDICT...`: recorded readings judged again (docs/judge.md).
+struct JudgeArgs {
+  std::vector<std::string> files;
+  std::string thresholds_path;   // --thresholds FILE, on top of the SKU's values
+  std::string sku;               // --sku ID: instead of the SKU the run recorded
+  bool recorded = false;         // --recorded-thresholds: the values the run was judged with
+  std::string json_path;         // --json PATH|-; with several files, a directory
+  bool strict = false;
+  bool colour = true;
+};
+
 struct Invocation {
   Command command = Command::message;
   RunArgs run;
   FleetArgs fleet;
   ThresholdsArgs thresholds;
   ReportArgs report;
+  JudgeArgs judge;
   bool list_json = false;
   // Command::message: text for stdout (help, version) or an error line for stderr.
   std::string message;

@@ -16,5 +16,6 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
 CommandResult list_command(const Invocation& inv);
 CommandResult thresholds_command(const Invocation& inv);
 CommandResult report_command(const Invocation& inv);
+CommandResult judge_command(const Invocation& inv);
 
 }  // namespace preflight

@@ -64,6 +64,8 @@ int main(int argc, char** argv) {
         return finish(thresholds_command(inv));
       case Command::report:
         return finish(report_command(inv));
+      case Command::judge:
+        return finish(judge_command(inv));
     }
   } catch (const InvalidInput& e) {
     std::cerr << "preflight: " << e.what() << '\n';

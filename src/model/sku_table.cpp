@@ -82,6 +82,21 @@ const std::vector<ThresholdSpec>& threshold_specs() {
       {"gemm.straggler_fail_pct", "%",
        "a GPU this many percent below the median of the node's GPUs of its model fails", 0, 100,
        false, 15},
+      // Sustained figures: what a healthy GPU of a power- or clock-limited SKU reaches in
+      // published measurements (docs/thresholds.md); where set, speed is judged against them
+      // instead of the datasheet peak.
+      {"gemm.bf16_sustained_tflops", "TFLOP/s",
+       "measured dense BF16 TFLOP/s of a healthy GPU of this SKU (0: judge against the peak)", 0,
+       100000, false, 0},
+      {"gemm.fp16_sustained_tflops", "TFLOP/s",
+       "measured dense FP16 TFLOP/s of a healthy GPU of this SKU (0: judge against the peak)", 0,
+       100000, false, 0},
+      {"gemm.fail_fraction_of_sustained", "fraction",
+       "a GPU's median TFLOP/s below this share of the dtype's sustained figure fails", 0, 1,
+       false, 0.8},
+      {"gemm.warn_fraction_of_sustained", "fraction",
+       "a GPU's median TFLOP/s below this share of the dtype's sustained figure warns", 0, 1,
+       false, 0.9, "gemm.fail_fraction_of_sustained", false},
       // Bandwidth checks. Fractions are policy (docs/thresholds.md); expected_gbps and
       // peak_gbps are datasheet figures, 0 where the SKU gives none (no judgement against them).
       {"pcie.fail_fraction", "fraction",
@@ -92,6 +107,19 @@ const std::vector<ThresholdSpec>& threshold_specs() {
        "host<->device copy GB/s below this share of the expected link's one-direction raw rate "
        "warns (bidirectional: of twice the link)",
        0, 1, false, 0.7, "pcie.fail_fraction", false},
+      {"pcie.bidir_fail_fraction", "fraction",
+       "bidirectional host<->device copies (both directions together) below this share of twice "
+       "the expected link's one-direction raw rate fail",
+       0, 1, false, 0.5},
+      {"pcie.bidir_warn_fraction", "fraction",
+       "bidirectional host<->device copies (both directions together) below this share of twice "
+       "the expected link's one-direction raw rate warn",
+       0, 1, false, 0.6, "pcie.bidir_fail_fraction", false},
+      {"pcie.shared_fail_fraction", "fraction",
+       "with every GPU copying at once, a GPU below this share of its fair share of the uplink "
+       "it shares (the uplink's raw rate over the GPUs behind it, at most its own link) fails; "
+       "an uplink whose GPUs together get less than this share of its raw rate fails",
+       0, 1, false, 0.6},
       {"nvlink.expected_gbps", "GB/s",
        "one-direction GPU-to-GPU NVLink bandwidth of the SKU's full link set (0: no NVLink "
        "expected)",

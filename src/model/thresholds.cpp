@@ -3,9 +3,6 @@
 // changes unless the whole document is valid.
 #include "preflight/thresholds.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/bounded_input.hpp"
 #include "model/text_format.hpp"
 #include "preflight/errors.hpp"
 
@@ -29,22 +27,7 @@ using OrderedJson = nlohmann::ordered_json;
 
 constexpr int kMaxNestingDepth = 8;
 constexpr std::size_t kMaxFileBytes = 1024 * 1024;
-constexpr std::size_t kMaxShownChars = 80;         // of a key, value or path
 constexpr std::size_t kMaxShownReasonChars = 200;  // of a parser's message
-
-// Text from the file (keys, values, the path itself) goes into a one-line message: control
-// characters are escaped so a hostile key cannot forge extra lines, and length is capped.
-std::string printable(std::string_view text, std::size_t max_chars = kMaxShownChars) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (out.size() >= max_chars) {
-      out += "...";
-      break;
-    }
-    append_printable(out, text[i]);
-  }
-  return out;
-}
 
 // Whole numbers print without a fraction ("900", not "900.000000"); others as %g would.
 std::string format_number(double value) {
@@ -60,32 +43,6 @@ std::string format_number(double value) {
 [[noreturn]] void fail(std::string_view origin, std::string_view key_path,
                        std::string_view problem) {
   throw InvalidInput(printable(origin) + ": " + printable(key_path) + ": " + std::string(problem));
-}
-
-// Deepest bracket nesting outside strings. Runs before nlohmann sees the text, so a document
-// of a million '[' is refused without recursing or allocating a million nodes.
-int max_nesting_depth(std::string_view text) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character cannot end the string
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > kMaxNestingDepth) return deepest;  // no need to scan the rest
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
 }
 
 // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while
@@ -116,7 +73,7 @@ bool is_known_section(std::string_view section) {
 // Parses the text, refusing duplicate keys at any level: nlohmann would silently keep the last
 // one, and a file that sets a threshold twice is a mistake worth reporting.
 OrderedJson parse_document(std::string_view json_text, std::string_view origin) {
-  if (max_nesting_depth(json_text) > kMaxNestingDepth) {
+  if (json_nesting_depth(json_text, kMaxNestingDepth) > kMaxNestingDepth) {
     fail(origin, "top level",
          "nesting deeper than " + std::to_string(kMaxNestingDepth) + " levels");
   }
@@ -273,42 +230,7 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
 }
 
 void Thresholds::apply_overrides_file(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO must not hang the tool; fstat on the open descriptor (not stat
-  // on the path) so the checked file is the one read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    throw InvalidInput(printable(path) + ": cannot open: " + std::strerror(errno));
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    throw InvalidInput(printable(path) + ": cannot open: " + std::strerror(errno));
-  }
-  if (S_ISDIR(info.st_mode)) {
-    throw InvalidInput(printable(path) + ": is a directory, not a regular file");
-  }
-  if (!S_ISREG(info.st_mode)) throw InvalidInput(printable(path) + ": not a regular file");
-  const std::string too_big = printable(path) + ": larger than 1 MiB";
-  if (static_cast<std::size_t>(info.st_size) > kMaxFileBytes) throw InvalidInput(too_big);
-
-  // Read at most one byte past the limit: the file may have grown since fstat.
-  std::string text;
-  char buffer[65536];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw InvalidInput(printable(path) + ": cannot read: " + std::strerror(errno));
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-    if (text.size() > kMaxFileBytes) throw InvalidInput(too_big);
-  }
-  apply_overrides(text, path);
+  apply_overrides(read_bounded_file(path, kMaxFileBytes), path);
 }
 
 std::string Thresholds::to_json_text() const {

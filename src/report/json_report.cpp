@@ -26,6 +26,7 @@ Json finding_json(const Finding& f) {
   j["threshold"] = number_or_null(f.threshold);
   j["remediation"] = f.remediation;
   j["injected"] = f.injected;
+  j["judged"] = f.judged;
   return j;
 }
 
@@ -64,6 +65,7 @@ Json checks_json(const std::vector<CheckResult>& results) {
           {{"name", m.name}, {"unit", m.unit}, {"labels", m.labels}, {"values", rows}});
     }
     cj["matrices"] = matrices;
+    cj["readings"] = c.readings;
     checks.push_back(std::move(cj));
   }
   return checks;
@@ -78,6 +80,27 @@ Json burnin_json(const std::optional<BurninInfo>& b) {
   j["stopped_by"] = b->stopped_by;
   j["reported_pass"] = b->reported_pass;
   return j;
+}
+
+Json thresholds_json(const std::optional<ThresholdsRecord>& t) {
+  if (!t) return nullptr;
+  Json values = Json::object();
+  for (const auto& [key, value] : t->values) values[key] = number_or_null(value);
+  return {{"sku", t->sku},
+          {"sku_name", t->sku_name},
+          {"detected_by", t->detected_by},
+          {"overrides_file", t->overrides_file},
+          {"values", values}};
+}
+
+Json rejudged_json(const std::optional<RejudgeRecord>& r) {
+  if (!r) return nullptr;
+  return {{"source", r->source},
+          {"source_tool", r->source_tool},
+          {"judged_at", r->judged_at},
+          {"thresholds_by", r->thresholds_by},
+          {"checks_rejudged", r->checks_rejudged},
+          {"checks_kept", r->checks_kept}};
 }
 
 }  // namespace
@@ -138,6 +161,8 @@ std::string verdict_to_json_text(const Verdict& v) {
   }
   j["passes"] = passes;
   j["first_failed_pass"] = v.first_failed_pass ? Json(*v.first_failed_pass) : Json(nullptr);
+  j["thresholds"] = thresholds_json(v.thresholds);
+  j["rejudged"] = rejudged_json(v.rejudged);
   // Replace invalid UTF-8 (a GPU name from a broken driver) instead of throwing.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -22,6 +22,11 @@ void RunState::set_system(SystemInfo system) {
   verdict_.system = std::move(system);
 }
 
+void RunState::set_thresholds(ThresholdsRecord thresholds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  verdict_.thresholds = std::move(thresholds);
+}
+
 void RunState::check_started(std::size_t index) {
   std::lock_guard<std::mutex> lock(mutex_);
   running_ = index;

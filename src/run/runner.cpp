@@ -8,6 +8,7 @@
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 #include "run/bounded_task.hpp"
+#include "run/rejudge.hpp"
 
 namespace preflight {
 
@@ -63,27 +64,6 @@ CheckResult overran(const std::string& name, double elapsed, double budget, bool
   return r;
 }
 
-// Tags findings that an injected fault is meant to produce, so a drill is never mistaken for
-// a real fault.
-void mark_injected(CheckResult& result, const FaultPlan& faults,
-                   const std::vector<FaultKindSpec>& kinds) {
-  for (auto& finding : result.findings) {
-    for (const auto& fault : faults.all()) {
-      const auto kind = std::find_if(kinds.begin(), kinds.end(),
-                                     [&](const FaultKindSpec& k) { return k.kind == fault.kind; });
-      if (kind == kinds.end()) continue;
-      const bool code_matches =
-          std::find(kind->codes.begin(), kind->codes.end(), finding.code) != kind->codes.end();
-      // Node-level findings (a GPU missing from the count) belong to a GPU fault too.
-      const bool entity_matches =
-          fault.target.type == TargetType::check
-              ? fault.target.name == result.name
-              : fault.target.entity() == finding.entity || finding.entity == "node";
-      if (code_matches && entity_matches) finding.injected = true;
-    }
-  }
-}
-
 // Faults aimed at GPUs this node does not have cannot be injected: bad input.
 std::string check_fault_targets(const FaultPlan& faults, const NodeReading& node) {
   for (const auto& f : faults.all()) {
@@ -105,6 +85,26 @@ std::string check_fault_targets(const FaultPlan& faults, const NodeReading& node
 }
 
 }  // namespace
+
+void mark_injected(CheckResult& result, const FaultPlan& faults,
+                   const std::vector<FaultKindSpec>& kinds) {
+  for (auto& finding : result.findings) {
+    for (const auto& fault : faults.all()) {
+      const auto kind = std::find_if(kinds.begin(), kinds.end(),
+                                     [&](const FaultKindSpec& k) { return k.kind == fault.kind; });
+      if (kind == kinds.end()) continue;
+      const bool code_matches =
+          std::find(kind->codes.begin(), kind->codes.end(), finding.code) != kind->codes.end();
+      // Node-level findings (a GPU missing from the count) belong to a GPU fault too.
+      const bool entity_matches =
+          fault.target.type == TargetType::check
+              ? fault.target.name == result.name
+              : fault.target.entity() == finding.entity || finding.entity == "node";
+      if (code_matches && entity_matches) finding.injected = true;
+    }
+  }
+}
+
 
 std::optional<NodeReading> discover_within(NodeBackend& backend, std::chrono::seconds budget) {
   NodeBackend* b = &backend;
@@ -212,6 +212,8 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
       return outcome;
     }
   }
+
+  state.set_thresholds(record_of(*thresholds));
 
   // Shared with the workers like the thresholds: an abandoned worker may still read them.
   const auto options = std::make_shared<const CheckOptions>(settings.options);

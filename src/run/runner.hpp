@@ -55,6 +55,7 @@ class RunState {
   RunState(Verdict skeleton, const std::vector<PlannedCheck>& plan, bool strict);
 
   void set_system(SystemInfo system);
+  void set_thresholds(ThresholdsRecord thresholds);
   void check_started(std::size_t index);
   void check_finished(std::size_t index, CheckResult result);
   void add_run_finding(Finding finding);
@@ -137,5 +138,10 @@ std::optional<NodeReading> discover_within(NodeBackend& backend, std::chrono::se
 
 // The SystemInfo block of the verdict from a discovery reading.
 SystemInfo system_info_from(const NodeReading& node);
+
+// Tags the findings an injected fault is meant to produce (its kind's codes, on its target),
+// so a drill is never mistaken for a real fault. `kinds`: the runner's and every check's.
+void mark_injected(CheckResult& result, const FaultPlan& faults,
+                   const std::vector<FaultKindSpec>& kinds);
 
 }  // namespace preflight

@@ -25,4 +25,13 @@ inline CheckResult result_of(CheckJudgement judged) {
   return result;
 }
 
+// Appends findings made by Check::judge, marked as judged (Finding::judged): `preflight judge`
+// replaces exactly these when it judges the readings again.
+inline void add_judged(std::vector<Finding>& into, std::vector<Finding> judged) {
+  for (Finding& f : judged) {
+    f.judged = true;
+    into.push_back(std::move(f));
+  }
+}
+
 }  // namespace preflight

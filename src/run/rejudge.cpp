@@ -1,0 +1,132 @@
+#include "run/rejudge.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "preflight/errors.hpp"
+#include "preflight/faults.hpp"
+#include "run/runner.hpp"
+
+namespace preflight {
+
+namespace {
+
+// One check judged again: its judged findings replaced, its observations kept. false when the
+// check cannot judge these readings (the result is left as recorded).
+bool rejudge_check(CheckResult& result, const Check& check, const Thresholds& thresholds,
+                   const FaultPlan& faults, const std::vector<FaultKindSpec>& kinds) {
+  if (result.status == Status::skip || result.readings.is_null()) return false;
+  std::optional<std::vector<Finding>> judged;
+  try {
+    judged = check.judge(result.readings, thresholds);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput("check " + result.name + ": readings: " + e.what());
+  } catch (const std::exception& e) {
+    // nlohmann's type_error and out_of_range for a field of the wrong type or missing.
+    throw InvalidInput("check " + result.name + ": readings: " + e.what());
+  }
+  if (!judged) return false;
+  // An error that no finding explains (the check threw) is not the thresholds' to undo.
+  const bool unexplained_error =
+      result.status == Status::error && status_from_findings(result.findings) != Status::error;
+  std::vector<Finding> findings;
+  for (Finding& f : result.findings) {
+    if (!f.judged) findings.push_back(std::move(f));
+  }
+  for (Finding& f : *judged) {
+    f.judged = true;
+    findings.push_back(std::move(f));
+  }
+  result.findings = std::move(findings);
+  mark_injected(result, faults, kinds);
+  if (!unexplained_error) result.status = status_from_findings(result.findings);
+  return true;
+}
+
+FaultPlan recorded_faults(const Verdict& v, const std::vector<FaultKindSpec>& kinds) {
+  std::vector<InjectedFault> faults;
+  for (const std::string& spec : v.injected_faults) {
+    try {
+      faults.push_back(parse_fault(spec, kinds));
+    } catch (const std::exception&) {
+      // A kind this version does not know: its findings keep the marks they were recorded with.
+    }
+  }
+  return FaultPlan(std::move(faults));
+}
+
+}  // namespace
+
+ThresholdsRecord record_of(const Thresholds& thresholds) {
+  ThresholdsRecord r;
+  r.sku = thresholds.sku_id();
+  r.sku_name = thresholds.sku_name();
+  r.detected_by = thresholds.detected_by();
+  r.overrides_file = thresholds.overrides_file();
+  for (const ThresholdSpec& spec : threshold_specs()) {
+    r.values.emplace_back(std::string(spec.key), thresholds.get(spec.key));
+  }
+  return r;
+}
+
+Thresholds thresholds_from_record(const ThresholdsRecord& record, const std::string& origin,
+                                  std::vector<std::string>& unknown) {
+  Thresholds thresholds = Thresholds::for_sku(find_sku(record.sku), record.detected_by);
+  nlohmann::ordered_json document = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : record.values) {
+    const std::size_t dot = key.find('.');
+    if (find_threshold_spec(key) == nullptr || dot == std::string::npos) {
+      unknown.push_back(key);
+      continue;
+    }
+    document[key.substr(0, dot)][key.substr(dot + 1)] = value;
+  }
+  thresholds.apply_overrides(document.dump(), origin + ": recorded thresholds");
+  return thresholds;
+}
+
+Verdict rejudge(const Verdict& recorded, const CheckRegistry& registry,
+                const RejudgeSettings& settings) {
+  Verdict v = recorded;
+  const FaultPlan faults = recorded_faults(recorded, settings.fault_kinds);
+  RejudgeRecord record;
+  record.source = settings.source;
+  record.source_tool = recorded.tool.version;
+  record.judged_at = settings.judged_at;
+  record.thresholds_by = settings.thresholds_by;
+  const auto judge_all = [&](std::vector<CheckResult>& checks, bool count) {
+    for (CheckResult& c : checks) {
+      const Check* check = registry.find(c.name);
+      const bool done =
+          check != nullptr && rejudge_check(c, *check, *settings.thresholds, faults,
+                                            settings.fault_kinds);
+      if (!count || c.status == Status::skip) continue;
+      if (done) {
+        ++record.checks_rejudged;
+      } else {
+        record.checks_kept.push_back(c.name);
+      }
+    }
+  };
+  judge_all(v.checks, true);
+  // A repeated run: every pass is judged again, and its verdict made again by the same rule.
+  v.first_failed_pass.reset();
+  for (PassRecord& p : v.passes) {
+    judge_all(p.checks, false);
+    Verdict pass;
+    pass.findings = p.findings;
+    pass.checks = p.checks;
+    aggregate(pass, settings.strict);
+    p.verdict = pass.verdict;
+    p.exit_code = pass.exit_code;
+    p.reason = pass.reason;
+    if (!v.first_failed_pass && p.exit_code != kExitHealthy) v.first_failed_pass = p.index;
+  }
+  if (v.passes.empty()) v.first_failed_pass = recorded.first_failed_pass;
+  v.thresholds = record_of(*settings.thresholds);
+  v.rejudged = std::move(record);
+  aggregate(v, settings.strict);
+  return v;
+}
+
+}  // namespace preflight
