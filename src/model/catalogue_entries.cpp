@@ -188,14 +188,14 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "checksum or repeatability finding that names the faulty GPU; RMA that GPU with the "
        "verdict (serial, UUID)."},
       {"GEMM_TFLOPS_LOW", Severity::fail,
-       "The GPU's median matrix-product speed is below the failure share of the SKU's datasheet "
-       "peak.",
+       "The GPU's median matrix-product speed is below the failure share of the SKU's sustained "
+       "figure where it has one, else of its datasheet peak.",
        "Read the telemetry in the message: power cap (check nvidia-smi -q -d POWER), thermal "
        "slowdown (airflow, fans, inlet temperature), HW slowdown or power brake (PSU, power "
        "brake signal); nvidia-smi -q -d PERFORMANCE shows the active reasons. Drain until fixed."},
       {"GEMM_TFLOPS_MARGINAL", Severity::warn,
-       "The GPU's median matrix-product speed is below the warning share of the SKU's datasheet "
-       "peak.",
+       "The GPU's median matrix-product speed is below the warning share of the SKU's sustained "
+       "figure where it has one, else of its datasheet peak.",
        "Read the telemetry in the message: power cap, thermal slowdown (airflow, fans, inlet "
        "temperature) or HW slowdown (power brake, PSU); nvidia-smi -q -d PERFORMANCE shows the "
        "active reasons."},
@@ -237,11 +237,19 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "Compare `lspci -vv` LnkSta with LnkCap and check the NUMA placement of the job's host "
        "memory; rerun `preflight run --checks pcie` to confirm."},
       {"PCIE_SHARED_BANDWIDTH_LOW", Severity::fail,
-       "With every GPU copying at once, this GPU's share is below the failure share of its link: a "
-       "PCIe switch or root port cannot carry all the GPUs behind it.",
+       "With every GPU copying at once, this GPU gets less than the failure share of its fair "
+       "share: its own link, at most the rate of the uplink it shares split among the GPUs behind "
+       "it; the message names the uplink and the GPUs sharing it.",
        "Check the PCIe topology (`nvidia-smi topo -m`, `lspci -tv`) for a switch or root port "
        "shared by too many devices or trained down; fix the cabling or board, or the BIOS "
        "bifurcation settings."},
+      {"PCIE_UPLINK_BANDWIDTH_LOW", Severity::fail,
+       "With every GPU copying at once, the GPUs behind one PCIe uplink (the link from a switch "
+       "or a root port up to the CPU; the entity is its root port's PCI address) together move "
+       "less than the failure share of what that link carries.",
+       "Check the uplink's link with `lspci -vv -s <root port>` (LnkSta against LnkCap) and "
+       "`lspci -tv` for what else sits behind it; reseat or replace the switch board or cable, "
+       "check the BIOS link settings. Drain until fixed."},
       {"NVLINK_NO_PEER_ACCESS", Severity::fail,
        "Two GPUs of an NVLink SKU cannot access each other's memory (no peer-to-peer path): "
        "collectives between them would fall back to slower paths.",
@@ -340,6 +348,16 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "RDMA NICs are expected (--expect-rnics) but the node has none.",
        "Check `ibv_devices` and `lspci | grep -i mellanox`; load the NIC driver (mlx5_core, "
        "mlx5_ib) or reseat or replace the NIC."},
+      {"RDMA_DEVICE_MISSING", Severity::fail,
+       "--rdma-devices names an RDMA device this node does not have (a NIC whose driver did not "
+       "load, that fell off the bus, or a wrong list).",
+       "Compare `ibv_devices` and `lspci | grep -i mellanox` with the list; reload the NIC driver "
+       "or service the NIC, or correct --rdma-devices."},
+      {"RDMA_NIC_NOT_COMPUTE", Severity::info,
+       "An RDMA device that is not part of the compute fabric (storage, in-band management): it is "
+       "reported, but its ports are not judged and it takes no part in the transfers.",
+       "None needed. If it is a compute NIC, name the compute NICs with --rdma-devices "
+       "(docs/checks/rdma.md)."},
       {"RDMA_COUNT_MISMATCH", Severity::fail,
        "The node has a different number of usable RDMA ports (active, link up) than --expect-rnics "
        "says.",

@@ -78,10 +78,10 @@ const std::vector<ThresholdSpec>& threshold_specs() {
        "gemm.fail_fraction_of_peak", false},
       {"gemm.straggler_warn_pct", "%",
        "a GPU this many percent below the median of the node's GPUs of its model warns", 0, 100,
-       false, 5, "gemm.straggler_fail_pct", true},
+       false, 8, "gemm.straggler_fail_pct", true},
       {"gemm.straggler_fail_pct", "%",
        "a GPU this many percent below the median of the node's GPUs of its model fails", 0, 100,
-       false, 15},
+       false, 12},
       // Sustained figures: what a healthy GPU of a power- or clock-limited SKU reaches in
       // published measurements (docs/thresholds.md); where set, speed is judged against them
       // instead of the datasheet peak.
@@ -100,21 +100,21 @@ const std::vector<ThresholdSpec>& threshold_specs() {
       // Bandwidth checks. Fractions are policy (docs/thresholds.md); expected_gbps and
       // peak_gbps are datasheet figures, 0 where the SKU gives none (no judgement against them).
       {"pcie.fail_fraction", "fraction",
-       "host<->device copy GB/s below this share of the expected link's one-direction raw rate "
-       "fails (bidirectional: of twice the link)",
+       "one-direction host<->device copy GB/s of one GPU alone below this share of the expected "
+       "link's one-direction raw rate fails",
        0, 1, false, 0.6},
       {"pcie.warn_fraction", "fraction",
-       "host<->device copy GB/s below this share of the expected link's one-direction raw rate "
-       "warns (bidirectional: of twice the link)",
+       "one-direction host<->device copy GB/s of one GPU alone below this share of the expected "
+       "link's one-direction raw rate warns",
        0, 1, false, 0.7, "pcie.fail_fraction", false},
       {"pcie.bidir_fail_fraction", "fraction",
        "bidirectional host<->device copies (both directions together) below this share of twice "
        "the expected link's one-direction raw rate fail",
-       0, 1, false, 0.5},
+       0, 1, false, 0.4},
       {"pcie.bidir_warn_fraction", "fraction",
        "bidirectional host<->device copies (both directions together) below this share of twice "
        "the expected link's one-direction raw rate warn",
-       0, 1, false, 0.6, "pcie.bidir_fail_fraction", false},
+       0, 1, false, 0.45, "pcie.bidir_fail_fraction", false},
       {"pcie.shared_fail_fraction", "fraction",
        "with every GPU copying at once, a GPU below this share of its fair share of the uplink "
        "it shares (the uplink's raw rate over the GPUs behind it, at most its own link) fails; "
@@ -280,6 +280,8 @@ const std::vector<SkuSpec>& sku_table() {
         {"inventory.expected_nvlink_links", 0},
         {"gemm.bf16_peak_tflops", 756},
         {"gemm.fp16_peak_tflops", 756},
+        {"gemm.bf16_sustained_tflops", 495},
+        {"gemm.fp16_sustained_tflops", 458},
         {"gemm.tf32_peak_tflops", 378},
         {"gemm.fp32_peak_tflops", 51},
         {"gemm.fp64_peak_tflops", 51},

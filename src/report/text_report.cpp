@@ -119,6 +119,17 @@ std::string verdict_to_text(const Verdict& v, const TextStyle& style) {
     for (const auto& f : v.injected_faults) os << ' ' << f;
     os << '\n';
   }
+  if (v.rejudged) {
+    // A re-judged verdict must never pass for a fresh measurement.
+    os << "re-judged " << v.rejudged->judged_at << " from " << v.rejudged->source << " (measured "
+       << v.started_at << "), thresholds: " << v.rejudged->thresholds_by << "; "
+       << v.rejudged->checks_rejudged << " checks judged again";
+    if (!v.rejudged->checks_kept.empty()) {
+      os << ", kept as recorded:";
+      for (const auto& name : v.rejudged->checks_kept) os << ' ' << name;
+    }
+    os << '\n';
+  }
   os << '\n' << padded("CHECK", 12) << padded("STATUS", 8) << padded("TIME", 8) << "SUMMARY\n";
   for (const auto& c : v.checks) {
     const std::string summary =

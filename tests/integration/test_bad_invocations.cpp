@@ -82,6 +82,21 @@ const std::vector<BadCase>& cases() {
       {"thresholds --sku nosuch", {"thresholds", "--sku", "nosuch"}},
       {"thresholds --thresholds malformed",
        {"thresholds", "--sku", "h100-sxm5-80gb", "--thresholds", "{dir}/malformed.json"}},
+      {"judge without a verdict", {"judge"}},
+      {"judge a missing file", {"judge", "{dir}/nosuch.json", "--json", "{json}"}},
+      {"judge a directory", {"judge", "{dir}", "--json", "{json}"}},
+      {"judge a file that is not JSON", {"judge", "{dir}/malformed.json", "--json", "{json}"}},
+      {"judge a document that is not a verdict",
+       {"judge", "{dir}/unknown.json", "--json", "{json}"}},
+      {"judge a verdict nested 1000 levels", {"judge", "{dir}/deep.json", "--json", "{json}"}},
+      {"judge --sku nosuch", {"judge", "{json}", "--sku", "nosuch"}},
+      {"judge --thresholds malformed", {"judge", "{json}", "--thresholds", "{dir}/malformed.json"}},
+      {"judge --recorded-thresholds with --sku",
+       {"judge", "{json}", "--recorded-thresholds", "--sku", "h100-sxm5-80gb"}},
+      {"judge --recorded-thresholds of a verdict that records none",
+       {"judge", "{json}", "--recorded-thresholds"}},
+      {"judge two verdicts to stdout", {"judge", "{json}", "{json}", "--json", "-"}},
+      {"judge two verdicts into a file", {"judge", "{json}", "{json}", "--json", "{json}"}},
   };
   return table;
 }

@@ -105,6 +105,13 @@ TEST_CASE("fleet host: a node that never completes is faulty and the run stays b
   CHECK(r.process.exit_code == 1);
   CHECK(ranks_of(r.verdict.at("faulty")) == std::set<int>{1});
   CHECK(r.verdict.at("rounds").at(0).at("groups").at(0).at("outcome") == "timeout");
+  // Issue 15: the healthy rank whose round-2 group had one earlier group to compare with was
+  // called a straggler. Two comparable groups judge nobody, and the verdict says so.
+  CHECK(r.verdict.at("stragglers").empty());
+  for (const auto& node : r.verdict.at("nodes")) {
+    CHECK(node.at("round_speed") != "slow");
+    CHECK(node.at("groups_compared").get<int>() <= 2);
+  }
   // Two rounds of at most 3 s each plus the report slack, local checks and MPI start-up.
   CHECK(r.process.elapsed_s < 40);
 }

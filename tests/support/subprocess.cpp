@@ -339,7 +339,7 @@ const json& verdict_shape() {
                                {"entity", "string"},         {"message", "string"},
                                {"value", "number|null"},     {"unit", "string"},
                                {"threshold", "number|null"}, {"remediation", "string"},
-                               {"injected", "boolean"}};
+                               {"injected", "boolean"},      {"judged", "boolean"}};
   static const json check = {{"name", "string"},
                              {"status", "enum:pass|warn|fail|skip|error"},
                              {"duration_s", "number"},
@@ -350,7 +350,8 @@ const json& verdict_shape() {
                              {"matrices", json::array({{{"name", "string"},
                                                         {"unit", "string"},
                                                         {"labels", json::array({"string"})},
-                                                        {"values", "matrix"}}})}};
+                                                        {"values", "matrix"}}})},
+                             {"readings", "object|null"}};
   static const json shape = {
       {"schema", "enum:preflight.verdict/1"},
       {"tool", {{"name", "string"}, {"version", "string"}, {"git", "string"}}},
@@ -384,7 +385,9 @@ const json& verdict_shape() {
                                {"reason", "string"},
                                {"findings", json::array({finding})},
                                {"checks", json::array({check})}}})},
-      {"first_failed_pass", "integer|null"}};
+      {"first_failed_pass", "integer|null"},
+      {"thresholds", "object|null"},
+      {"rejudged", "object|null"}};
   return shape;
 }
 

@@ -149,6 +149,40 @@ TEST_CASE("bandwidth checks: a switch that cannot carry all GPUs at once") {
                               "PCIE_SHARED_BANDWIDTH_LOW@gpu2", "PCIE_SHARED_BANDWIDTH_LOW@gpu3"});
 }
 
+TEST_CASE("bandwidth checks: pcie records its readings, and judging them again agrees") {
+  test::FakeBandwidthEngine engine;
+  const auto o = run_checks(test::healthy_node(3), engine, {"pcie"}, {"pcie-slow:0.5@gpu=2"});
+  const CheckResult& pcie = o.check("pcie");
+  REQUIRE(pcie.readings.is_object());
+  const auto& gpus = pcie.readings["gpus"];
+  REQUIRE(gpus.size() == 3);
+  CHECK(gpus[2]["bus_id"] == "00000000:12:00.0");
+  CHECK(gpus[2]["link"]["gen_max_link"] == 5);
+  CHECK(gpus[2]["alone"]["h2d"]["median_gbps"] == Approx(26.5));
+  CHECK(gpus[2]["alone"]["bidir"]["median_gbps"] == Approx(53.0));
+  CHECK(gpus[0]["all_at_once"]["d2h"]["median_gbps"] == Approx(53.0));
+  CHECK(gpus[0]["host_numa_node"] == 0);
+  CHECK_FALSE(gpus[0]["all_at_once"].contains("bidir"));
+  // Every threshold-dependent finding is marked judged, and is what judge() makes again.
+  std::vector<Finding> judged;
+  for (const auto& f : pcie.findings) {
+    if (f.judged) judged.push_back(f);
+  }
+  CHECK(judged.size() == pcie.findings.size());
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  const auto again = registry.find("pcie")->judge(pcie.readings, t);
+  REQUIRE(again.has_value());
+  REQUIRE(again->size() == judged.size());
+  for (std::size_t i = 0; i < judged.size(); ++i) {
+    CHECK((*again)[i].code == judged[i].code);
+    CHECK((*again)[i].entity == judged[i].entity);
+    CHECK((*again)[i].message == judged[i].message);
+    CHECK((*again)[i].threshold == judged[i].threshold);
+  }
+}
+
 TEST_CASE("bandwidth checks: nvlink-slow fails its pair, whichever order it is written in") {
   for (const std::string spec : {"nvlink-slow:0.5@pair=1-2", "nvlink-slow:0.5@pair=2-1"}) {
     INFO(spec);

@@ -212,6 +212,58 @@ TEST_CASE("bandwidth math: PCIe expectation") {
   }
 }
 
+TEST_CASE("bandwidth math: PCIe expectation capped at what the path above carries") {
+  // An H100 (SKU Gen5 x16) behind a Gen4 switch, its link at Gen4: held to Gen4, not degraded.
+  auto e = preflight::pcie_expectation_on_path(5, 16, 5, 16, 4, 16, 4, 16, 0.6, 0.7);
+  CHECK(e.path_limited);
+  CHECK(e.expected_generation == 4);
+  CHECK(e.expected_width == 16);
+  CHECK(e.expected_link_gbps == Approx(31.507692));
+  CHECK(e.fail_below_gbps == Approx(0.6 * 31.507692));
+  CHECK(e.degraded.empty());
+  // Trained below the path: still degraded, against the path's link.
+  e = preflight::pcie_expectation_on_path(5, 16, 5, 16, 3, 16, 4, 16, 0.6, 0.7);
+  CHECK(e.degraded == "Gen4 x16 running Gen3 x16");
+  // A path as fast as the SKU's link, or not read: exactly pcie_expectation.
+  for (int path : {5, 6, 0}) {
+    e = preflight::pcie_expectation_on_path(5, 16, 5, 16, 4, 16, path, 16, 0.6, 0.7);
+    CHECK_FALSE(e.path_limited);
+    CHECK(e.expected_generation == 5);
+    CHECK(e.degraded == "Gen5 x16 running Gen4 x16");
+  }
+  // A narrower path caps the width alone.
+  e = preflight::pcie_expectation_on_path(5, 16, 5, 16, 5, 8, 0, 8, 0.6, 0.7);
+  CHECK(e.path_limited);
+  CHECK(e.expected_generation == 5);
+  CHECK(e.expected_width == 8);
+  CHECK(e.degraded.empty());
+}
+
+TEST_CASE("bandwidth math: a GPU's fair share of a shared PCIe uplink") {
+  const double gen4 = preflight::pcie_link_gbps(4, 16);
+  const double gen5 = preflight::pcie_link_gbps(5, 16);
+  // DGX A100: two Gen4 GPUs behind one Gen4 x16 switch uplink get half of it each.
+  CHECK(preflight::pcie_fair_share(gen4, gen4, 2) == Approx(gen4 / 2));
+  // A switch per GPU (DGX H100): the GPU's own link.
+  CHECK(preflight::pcie_fair_share(gen5, gen5, 1) == Approx(gen5));
+  // Never more than the GPU's own link, however wide the uplink.
+  CHECK(preflight::pcie_fair_share(gen4, gen5, 1) == Approx(gen4));
+  CHECK(preflight::pcie_fair_share(gen4, gen5, 2) == Approx(gen4));
+  // Unknown figures leave the other; both unknown: no expectation.
+  CHECK(preflight::pcie_fair_share(0.0, gen4, 2) == Approx(gen4 / 2));
+  CHECK(preflight::pcie_fair_share(gen4, 0.0, 2) == Approx(gen4));
+  CHECK(preflight::pcie_fair_share(gen4, gen4, 0) == Approx(gen4));
+  CHECK(preflight::pcie_fair_share(0.0, 0.0, 2) == 0.0);
+
+  CHECK(preflight::pcie_uplink_capacity(gen4, {gen4, gen4}) == Approx(gen4));
+  // A Gen5 uplink above one Gen4 GPU carries what that GPU's link does.
+  CHECK(preflight::pcie_uplink_capacity(gen5, {gen4}) == Approx(gen4));
+  CHECK(preflight::pcie_uplink_capacity(gen5, {gen4, gen4}) == Approx(gen5));
+  CHECK(preflight::pcie_uplink_capacity(gen5, {gen4, 0.0}) == Approx(gen5));
+  CHECK(preflight::pcie_uplink_capacity(gen5, {}) == Approx(gen5));
+  CHECK(preflight::pcie_uplink_capacity(0.0, {gen4, gen4}) == 0.0);
+}
+
 TEST_CASE("bandwidth math: classify the NVLink matrix") {
   SECTION("4 GPUs all good") {
     CHECK(pairs(classify(Matrix(4, 380))).empty());

@@ -1,11 +1,15 @@
 // The fleet planner against simulated fleets (SimulatedFleet: a group fails when it holds a
-// faulty node or both ends of a bad link, and is slow when it holds a straggler and no faulty
-// node). Every placement of up to N/2 faulty nodes for small fleets, and random, adjacent and
-// one-switch placements for large ones: the faulty set must come out exact, no healthy node may
-// be called faulty, and the rounds must stay within fleet_round_bound (docs/fleet-planner.md).
+// faulty node or both ends of a bad link, times out when it holds a hung node, and is slow when
+// it holds a straggler and no faulty node, or, with measured speed, when RoundSpeedJudge says
+// so), and the speed judgement itself (fleet_speed.hpp). Every placement of up to N/2 faulty
+// nodes for small fleets, and random, adjacent and one-switch placements for large ones: the
+// faulty set must come out exact, no healthy node may be called faulty, and the rounds must stay
+// within fleet_round_bound (docs/fleet-planner.md).
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -211,4 +215,271 @@ TEST_CASE("fleet simulation: faults, stragglers and a bad link together") {
   check_exact(fleet, c, 2);
   REQUIRE(c.bad_pairs.size() == 1);
   CHECK(c.bad_pairs[0].members == std::vector<int>{a, a + 1});
+}
+
+// Measured speed (SimulatedFleet::busbw_gbps): the rounds are judged by RoundSpeedJudge, as the
+// fleet command judges them, rather than told which groups are slow.
+namespace {
+
+// A deterministic fluctuation in [1 - spread, 1 + spread] per (round, group), so that healthy
+// groups differ as real ones do.
+double wobble(int round, const std::vector<int>& members, double spread) {
+  unsigned h = 2166136261u ^ static_cast<unsigned>(round);
+  for (int m : members) h = (h ^ static_cast<unsigned>(m)) * 16777619u;
+  return 1.0 + spread * (static_cast<double>(h % 2001) / 1000.0 - 1.0);
+}
+
+// Nodes at `base` GB/s, the ones in `slow` at `slow_fraction` of it; a group runs at its
+// slowest member's pace, times the wobble.
+SimulatedFleet measured_fleet(int n, std::vector<int> slow, double slow_fraction, double spread) {
+  SimulatedFleet fleet(n);
+  fleet.busbw_gbps = [slow, slow_fraction, spread](int round, const std::vector<int>& members) {
+    double pace = 1.0;
+    for (int m : members) {
+      if (std::find(slow.begin(), slow.end(), m) != slow.end()) pace = slow_fraction;
+    }
+    return 100.0 * pace * wobble(round, members, spread);
+  };
+  return fleet;
+}
+
+FleetConclusion play_measured(const SimulatedFleet& fleet) {
+  FleetPlanner planner(static_cast<int>(fleet.faulty.size()), FleetPlannerOptions{});
+  return simulate_fleet(planner, fleet).conclusion;
+}
+
+}  // namespace
+
+TEST_CASE("fleet simulation: issue 15, the hang scenario under srun --mpi=pmix, 4 ranks") {
+  // tests/mpi/test_fleet_mpi.cpp's "a node that never completes" run for real with srun: rank 1
+  // hangs (allgather-hang@node=1). Round 1: {0, 1} times out, {2, 3} passes. Round 2 pairs the
+  // suspects with the proven nodes; the hung rank's spinning threads share the CPUs, so every
+  // group of round 2 runs at 12 GB/s against 20 in round 1. Rank 0's round-2 group was compared
+  // with the median of itself and one earlier group: 12 < 0.8 x (20 + 12) / 2, a straggler in
+  // both runs. Every hung rank, the same: only the hung one is named.
+  for (int hung = 0; hung < 4; ++hung) {
+    INFO("hung rank " << hung);
+    SimulatedFleet fleet(4);
+    fleet.hung[static_cast<std::size_t>(hung)] = 1;
+    fleet.busbw_gbps = [](int round, const std::vector<int>&) { return round == 1 ? 20.0 : 12.0; };
+    FleetPlanner planner(4, FleetPlannerOptions{});
+    const SimulationRun run = simulate_fleet(planner, fleet);
+    std::vector<NodeConclusion> expected(4, NodeConclusion::healthy);
+    expected[static_cast<std::size_t>(hung)] = NodeConclusion::faulty;
+    CHECK(run.conclusion.nodes == expected);
+    // The false alarm's group: round 2, measured, with one earlier group to compare with. It is
+    // unjudged, not slow, and the verdict says on how few groups that rested.
+    bool seen = false;
+    for (const auto& g : planner.groups()) {
+      if (g.round != 2 || g.outcome == GroupOutcome::timeout) continue;
+      seen = true;
+      CHECK(g.outcome == GroupOutcome::ok);
+      CHECK(g.speed == SpeedJudgement::unjudged);
+      CHECK(g.groups_compared == 2);
+    }
+    CHECK(seen);
+    for (int i = 0; i < 4; ++i) {
+      if (i == hung) continue;
+      CHECK(run.conclusion.speed[static_cast<std::size_t>(i)].judgement ==
+            SpeedJudgement::unjudged);
+      CHECK(run.conclusion.speed[static_cast<std::size_t>(i)].groups_compared <= 2);
+    }
+    CHECK(run.conclusion.speed[static_cast<std::size_t>(hung)].judgement ==
+          SpeedJudgement::not_measured);
+  }
+}
+
+TEST_CASE("fleet simulation: a slow group with only two comparable groups leaves it unjudged") {
+  // Four nodes, node 3 at 30 %: round 1 has two groups, {0, 1} at 100 and {2, 3} at 30. No
+  // median of two: nobody is a straggler, and the speed basis says why.
+  const SimulatedFleet fleet = measured_fleet(4, {3}, 0.3, 0.0);
+  const FleetConclusion c = play_measured(fleet);
+  CHECK(c.nodes == std::vector<NodeConclusion>(4, NodeConclusion::healthy));
+  CHECK(c.rounds_used == 1);
+  for (const NodeSpeed& s : c.speed) {
+    CHECK(s.judgement == SpeedJudgement::unjudged);
+    CHECK(s.groups_compared == 2);
+  }
+  // Three groups are enough: six nodes, node 4 at 30 % (tests/mpi's six-rank straggler).
+  const SimulatedFleet six = measured_fleet(6, {4}, 0.3, 0.05);
+  const FleetConclusion c6 = play_measured(six);
+  std::vector<NodeConclusion> expected(6, NodeConclusion::healthy);
+  expected[4] = NodeConclusion::straggler;
+  CHECK(c6.nodes == expected);
+  CHECK(c6.speed[4].judgement == SpeedJudgement::slow);
+  CHECK(c6.speed[4].groups_compared >= 3);
+}
+
+TEST_CASE("fleet simulation: a real slow node is convicted after a second slow group") {
+  SECTION("8 nodes, slow in round 1 with a suspect, again with a proven partner") {
+    const SimulatedFleet fleet = measured_fleet(8, {5}, 0.5, 0.05);
+    FleetPlanner planner(8, FleetPlannerOptions{});
+    const FleetConclusion c = simulate_fleet(planner, fleet).conclusion;
+    std::vector<NodeConclusion> expected(8, NodeConclusion::healthy);
+    expected[5] = NodeConclusion::straggler;
+    CHECK(c.nodes == expected);
+    CHECK(c.rounds_used == 2);
+    CHECK(c.speed[5].judgement == SpeedJudgement::slow);
+    CHECK(c.speed[5].groups_compared >= 3);
+    // Two slow groups, the convicting one with a partner proven healthy.
+    const auto& node = planner.nodes()[5];
+    REQUIRE(node.bad_groups.size() == 2);
+    const auto& last = planner.groups()[static_cast<std::size_t>(node.convicted_group)];
+    CHECK(last.round == 2);
+    for (int m : last.members) {
+      if (m != 5)
+        CHECK(planner.nodes()[static_cast<std::size_t>(m)].state == FleetPlanner::State::good);
+    }
+    CHECK(c.reasons[5].find("in round 1") != std::string::npos);
+    CHECK(c.reasons[5].find(" groups of 2 nodes") != std::string::npos);
+  }
+  SECTION("16 nodes, its first figure with a proven partner: measured again") {
+    // Node 3 hangs, so node 2's first figure comes from round 2, already with a proven
+    // partner. That alone does not convict: round 3 measures it with another proven partner.
+    SimulatedFleet fleet = measured_fleet(16, {2}, 0.5, 0.05);
+    fleet.hung[3] = 1;
+    FleetPlanner planner(16, FleetPlannerOptions{});
+    const FleetConclusion c = simulate_fleet(planner, fleet).conclusion;
+    std::vector<NodeConclusion> expected(16, NodeConclusion::healthy);
+    expected[2] = NodeConclusion::straggler;
+    expected[3] = NodeConclusion::faulty;
+    CHECK(c.nodes == expected);
+    CHECK(c.rounds_used == 3);
+    const auto& node = planner.nodes()[2];
+    REQUIRE(node.bad_groups.size() == 3);  // the timeout, then slow twice
+    int slow_with_proven = 0;
+    for (int gi : node.bad_groups) {
+      const auto& g = planner.groups()[static_cast<std::size_t>(gi)];
+      if (g.outcome != GroupOutcome::slow) continue;
+      CHECK(g.groups_compared >= 3);
+      for (int m : g.members) {
+        if (m != 2 &&
+            planner.nodes()[static_cast<std::size_t>(m)].state == FleetPlanner::State::good) {
+          ++slow_with_proven;
+        }
+      }
+    }
+    CHECK(slow_with_proven == 2);
+    CHECK(c.reasons[2].find("in round 2 and ") != std::string::npos);
+    CHECK(c.reasons[2].find("in round 3") != std::string::npos);
+  }
+}
+
+TEST_CASE("fleet simulation: measured speed, one straggler, every position, N = 6..16") {
+  // Pairs only (even N): an odd fleet's group of three has no comparable group in round 1.
+  for (int n = 6; n <= 16; n += 2) {
+    for (int s = 0; s < n; ++s) {
+      INFO("n=" << n << " straggler=" << s);
+      const SimulatedFleet fleet = measured_fleet(n, {s}, 0.5, 0.08);
+      std::vector<NodeConclusion> expected(static_cast<std::size_t>(n), NodeConclusion::healthy);
+      expected[static_cast<std::size_t>(s)] = NodeConclusion::straggler;
+      const FleetConclusion c = play_measured(fleet);
+      CHECK(c.nodes == expected);
+      CHECK(c.rounds_used <= fleet_round_bound(n, 2));
+    }
+  }
+  // Healthy fleets with noise up to +-10 %: nobody is slow below 0.8 x the median.
+  for (int n = 2; n <= 32; ++n) {
+    INFO("healthy n=" << n);
+    const FleetConclusion c = play_measured(measured_fleet(n, {}, 1.0, 0.1));
+    CHECK(c.nodes ==
+          std::vector<NodeConclusion>(static_cast<std::size_t>(n), NodeConclusion::healthy));
+  }
+}
+
+// The speed judgement the measured simulations and the fleet command share (fleet_speed.hpp).
+TEST_CASE("slow_groups: against the floor and the median of comparable groups") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  SECTION("below the median factor within the same key only") {
+    const std::vector<double> bw = {100, 98, 60, 102, 50, 52};
+    const std::vector<std::string> key = {"2n16g", "2n16g", "2n16g", "2n16g", "3n24g", "3n24g"};
+    CHECK(slow_groups(bw, key, 0, 0.8) ==
+          std::vector<bool>{false, false, true, false, false, false});
+  }
+  SECTION("below the floor") {
+    CHECK(slow_groups({100, 40, 41}, {"k", "k", "k"}, 45, 0) ==
+          std::vector<bool>{false, true, true});
+  }
+  SECTION("failed groups are ignored and never slow") {
+    // Median of {100, 90, 20} is 90: 20 is slow; 0, -1 and NaN are not groups that ran.
+    CHECK(slow_groups({100, 0, 90, -1, 20, nan}, std::vector<std::string>(6, "k"), 0, 0.5) ==
+          std::vector<bool>{false, false, false, false, true, false});
+  }
+  SECTION("even count: the mean of the middle two") {
+    // Median (60 + 100) / 2 = 80; 0.8 x 80 = 64.
+    CHECK(slow_groups({60, 100, 100, 10}, {"k", "k", "k", "k"}, 0, 0.8) ==
+          std::vector<bool>{true, false, false, true});
+  }
+  SECTION("sizes must match") {
+    CHECK_THROWS_AS(slow_groups({1, 2}, {"k"}, 0, 0.8), std::invalid_argument);
+    CHECK(slow_groups({}, {}, 0, 0.8).empty());
+  }
+  SECTION("no median of fewer than three comparable groups") {
+    // Issue 15: 12 against the mean of {20, 12} = 16 was below 0.8 x 16.
+    CHECK(slow_groups({20, 12}, {"k", "k"}, 0, 0.8) == std::vector<bool>{false, false});
+    CHECK(slow_groups({20, 12, 0}, {"k", "k", "k"}, 0, 0.8) ==
+          std::vector<bool>{false, false, false});
+    // Three of one key, two of another: only the first key is judged.
+    CHECK(slow_groups({20, 20, 12, 20, 5}, {"a", "a", "a", "b", "b"}, 0, 0.8) ==
+          std::vector<bool>{false, false, true, false, false});
+    // The floor needs no comparison.
+    CHECK(slow_groups({20, 12}, {"k", "k"}, 15, 0.8) == std::vector<bool>{false, true});
+  }
+}
+
+TEST_CASE("group speeds: judgement, groups compared and median") {
+  using J = SpeedJudgement;
+  CHECK(to_string(J::not_measured) == "not_measured");
+  CHECK(to_string(J::unjudged) == "unjudged");
+  CHECK(to_string(J::normal) == "normal");
+  CHECK(to_string(J::slow) == "slow");
+  SECTION("two comparable groups: unjudged, with the count") {
+    const auto s = judge_group_speeds({20, 12, 0}, {"2 nodes", "2 nodes", "2 nodes"}, 0, 0.8);
+    CHECK(s[0].judgement == J::unjudged);
+    CHECK(s[1].judgement == J::unjudged);
+    CHECK(s[1].groups_compared == 2);
+    CHECK(s[1].median_gbps == Approx(16));
+    CHECK(s[1].detail.empty());
+    CHECK(s[2].judgement == J::not_measured);
+    CHECK(s[2].groups_compared == 0);
+  }
+  SECTION("three: judged, and the detail says against what") {
+    const auto s = judge_group_speeds({20, 21, 12}, {"2 nodes", "2 nodes", "2 nodes"}, 0, 0.8);
+    CHECK(s[0].judgement == J::normal);
+    CHECK(s[2].judgement == J::slow);
+    CHECK(s[2].groups_compared == 3);
+    CHECK(s[2].detail == "bus bandwidth 12 GB/s < 0.8 x the median 20 GB/s of 3 groups of 2 nodes");
+  }
+  SECTION("the floor judges alone") {
+    const auto s = judge_group_speeds({20, 12}, {"k", "k"}, 15, 0.8);
+    CHECK(s[0].judgement == J::normal);
+    CHECK(s[1].judgement == J::slow);
+    CHECK(s[1].detail == "bus bandwidth 12 GB/s < the floor of 15 GB/s");
+  }
+  SECTION("median test off and no floor: unjudged") {
+    const auto s = judge_group_speeds({20, 21, 1}, {"k", "k", "k"}, 0, 0);
+    CHECK(s[2].judgement == J::unjudged);
+    CHECK(s[2].groups_compared == 3);
+  }
+}
+
+TEST_CASE("round speeds: earlier rounds count, slow groups never become the reference") {
+  RoundSpeedJudge judge(0, 0.8);
+  // Round 1: two groups, nothing to compare.
+  auto r1 = judge.judge_round({20, 19}, {"k", "k"});
+  CHECK(r1[0].judgement == SpeedJudgement::unjudged);
+  CHECK(r1[1].groups_compared == 2);
+  CHECK(judge.references() == 2);
+  // Round 2: one group, judged against the two before it.
+  auto r2 = judge.judge_round({10}, {"k"});
+  CHECK(r2[0].judgement == SpeedJudgement::slow);
+  CHECK(r2[0].groups_compared == 3);
+  CHECK(judge.references() == 2);
+  // Round 3: the slow group of round 2 is not in the median (with it, the median would be 14.5).
+  auto r3 = judge.judge_round({9, 0}, {"k", "k"});
+  CHECK(r3[0].judgement == SpeedJudgement::slow);
+  CHECK(r3[0].groups_compared == 3);
+  CHECK(r3[0].median_gbps == Approx(19));
+  CHECK(r3[1].judgement == SpeedJudgement::not_measured);
+  CHECK_THROWS_AS(judge.judge_round({1}, {}), std::invalid_argument);
 }

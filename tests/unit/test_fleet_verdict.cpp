@@ -45,8 +45,11 @@ FleetVerdict sample() {
              node(2, "node-2")};
   FleetRound r;
   r.index = 1;
-  r.groups = {{{0, 1}, "ok", 180.5, 0.4, ""}, {{3, 7}, "timeout", 0, 30.0, "no answer"}};
+  r.groups = {{{0, 1}, "ok", 180.5, 0.4, "", "unjudged", 2, 170.25},
+              {{3, 7}, "timeout", 0, 30.0, "no answer"}};
   v.rounds.push_back(r);
+  v.nodes[1].round_speed = "unjudged";  // rank 0 (finalize sorts)
+  v.nodes[1].groups_compared = 2;
   finalize_fleet_verdict(v);
   return v;
 }
@@ -183,7 +186,13 @@ TEST_CASE("fleet json: required fields in order, numbers as numbers") {
   CHECK(j["verdict"] == "fail");
 
   const Json& n = j["nodes"][1];
-  CHECK(keys_of(n) == std::vector<std::string>{"rank", "host", "verdict", "reasons", "local"});
+  CHECK(keys_of(n) == std::vector<std::string>{"rank", "host", "verdict", "reasons", "local",
+                                               "round_speed", "groups_compared"});
+  // The speed basis: what the rounds' judgement of the node rested on.
+  CHECK(n["round_speed"] == "not_measured");
+  CHECK(n["groups_compared"] == 0);
+  CHECK(j["nodes"][0]["round_speed"] == "unjudged");
+  CHECK(j["nodes"][0]["groups_compared"] == 2);
   CHECK(n["rank"] == 1);
   CHECK(n["verdict"] == "straggler");
   CHECK(keys_of(n["local"]) == std::vector<std::string>{"verdict", "exit_code", "reason",
@@ -192,8 +201,15 @@ TEST_CASE("fleet json: required fields in order, numbers as numbers") {
 
   const Json& g = j["rounds"][0]["groups"][0];
   CHECK(j["rounds"][0]["index"] == 1);
-  CHECK(keys_of(g) ==
-        std::vector<std::string>{"ranks", "outcome", "busbw_gbps", "duration_s", "detail"});
+  CHECK(keys_of(g) == std::vector<std::string>{"ranks", "outcome", "busbw_gbps", "duration_s",
+                                               "detail", "speed", "groups_compared",
+                                               "median_gbps"});
+  CHECK(g["speed"] == "unjudged");
+  CHECK(g["groups_compared"].is_number_integer());
+  CHECK(g["groups_compared"] == 2);
+  CHECK(g["median_gbps"].get<double>() == Approx(170.25));
+  CHECK(j["rounds"][0]["groups"][1]["speed"] == "not_measured");
+  CHECK(j["rounds"][0]["groups"][1]["groups_compared"] == 0);
   CHECK(g["ranks"] == Json::array({0, 1}));
   CHECK(g["busbw_gbps"].is_number());
   CHECK(g["busbw_gbps"].get<double>() == Approx(180.5));

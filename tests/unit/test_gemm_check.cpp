@@ -7,6 +7,9 @@
 #include <set>
 
 #include "preflight/errors.hpp"
+#include "report/report.hpp"
+#include "report/verdict_reader.hpp"
+#include "run/rejudge.hpp"
 #include "run/runner.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_gemm_engine.hpp"
@@ -194,6 +197,63 @@ TEST_CASE("gemm check: slow GPUs are stragglers against the node, or below the S
     const auto r = run_gemm(test::healthy_node(1), engine, {"gemm-slow:0.3@gpu=0"});
     CHECK(findings(r.gemm) == std::set<std::string>{"GEMM_TFLOPS_LOW@gpu0"});
     CHECK(all_injected(r.gemm));
+  }
+}
+
+TEST_CASE("gemm check: the recorded readings judge again to the run's findings") {
+  // A slow GPU (judged) and a bit flip (observed) on another, through the verdict's JSON as
+  // `preflight judge` reads it, with the thresholds the run recorded.
+  test::FakeGemmEngine engine;
+  const auto r =
+      run_gemm(test::healthy_node(4), engine, {"gemm-slow:0.8@gpu=3", "gemm-bitflip@gpu=1"});
+  REQUIRE(r.gemm.readings.is_object());
+  CHECK(r.gemm.readings.at("gpus").size() == 4);
+  CHECK(r.gemm.readings.at("gpus").at(3).at("injected") == true);
+  const Verdict back =
+      verdict_from_json(nlohmann::ordered_json::parse(verdict_to_json_text(r.verdict)), "run.json");
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  REQUIRE(back.thresholds);
+  std::vector<std::string> unknown;
+  const Thresholds thresholds = thresholds_from_record(*back.thresholds, "run.json", unknown);
+  CHECK(unknown.empty());
+  RejudgeSettings settings;
+  settings.thresholds = &thresholds;
+  settings.fault_kinds = registry.fault_kinds();
+  const Verdict again = rejudge(back, registry, settings);
+  const auto gemm = std::find_if(again.checks.begin(), again.checks.end(),
+                                 [](const CheckResult& c) { return c.name == "gemm"; });
+  REQUIRE(gemm != again.checks.end());
+  CHECK(gemm->status == r.gemm.status);
+  REQUIRE(gemm->findings.size() == r.gemm.findings.size());
+  for (std::size_t i = 0; i < gemm->findings.size(); ++i) {
+    const Finding& a = gemm->findings[i];
+    const Finding& b = r.gemm.findings[i];
+    INFO(b.code << "@" << b.entity << ": " << b.message);
+    CHECK(a.code == b.code);
+    CHECK(a.entity == b.entity);
+    CHECK(a.message == b.message);
+    CHECK(a.value == b.value);
+    CHECK(a.threshold == b.threshold);
+    CHECK(a.injected == b.injected);
+    CHECK(a.judged == b.judged);
+  }
+  CHECK(findings(*gemm) ==
+        std::set<std::string>{"GEMM_CHECKSUM_MISMATCH@gpu1", "GEMM_NOT_REPEATABLE@gpu1",
+                              "GEMM_CONSENSUS_MINORITY@gpu1", "GEMM_STRAGGLER_SEVERE@gpu3"});
+  CHECK(all_injected(*gemm));
+
+  // Looser straggler limits turn the judged finding into a warning; the corruption stays.
+  Thresholds loose = thresholds;
+  loose.apply_overrides(R"({"gemm": {"straggler_fail_pct": 30}})", "test");
+  settings.thresholds = &loose;
+  const Verdict relaxed = rejudge(back, registry, settings);
+  for (const auto& c : relaxed.checks) {
+    if (c.name == "gemm") {
+      CHECK(findings(c) ==
+            std::set<std::string>{"GEMM_CHECKSUM_MISMATCH@gpu1", "GEMM_NOT_REPEATABLE@gpu1",
+                                  "GEMM_CONSENSUS_MINORITY@gpu1", "GEMM_STRAGGLER@gpu3"});
+    }
   }
 }
 

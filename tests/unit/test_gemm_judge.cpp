@@ -96,11 +96,23 @@ double metric(const GemmJudgement& j, const std::string& key) {
   return std::nan("");
 }
 
+// The limits these tests were written against, set through a thresholds document so they hold
+// whatever values the SKU table carries: an H100 SXM has no sustained figure (judged against its
+// peak), and a straggler warns at 5% and fails at 15% below the node's median.
+const char* const kLimits = R"({"gemm": {
+  "bf16_sustained_tflops": 0, "fp16_sustained_tflops": 0,
+  "fail_fraction_of_peak": 0.5, "warn_fraction_of_peak": 0.6,
+  "straggler_warn_pct": 5, "straggler_fail_pct": 15}})";
+
 Thresholds generic() {
-  return Thresholds::for_sku(nullptr, "test");
+  Thresholds t = Thresholds::for_sku(nullptr, "test");
+  t.apply_overrides(kLimits, "test");
+  return t;
 }
 Thresholds h100() {
-  return Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  t.apply_overrides(kLimits, "test");
+  return t;
 }
 
 bool starts_with(const std::string& text, const std::string& prefix) {
@@ -257,6 +269,7 @@ TEST_CASE("gemm judge: a bit flip on one of 3 GPUs is found on that GPU only") {
   CHECK(codes_on(j, "gpu2").empty());
   for (const Finding& f : j.findings) {
     CHECK(f.severity == Severity::fail);
+    CHECK_FALSE(f.judged);  // corruption is an observation: no threshold undoes it
     CHECK(starts_with(f.message, "bf16: "));
     CHECK_FALSE(f.remediation.empty());
   }
@@ -358,6 +371,7 @@ TEST_CASE("gemm judge: a GPU at 0.9 speed among 4 is a straggler") {
   CHECK(f.entity == "gpu3");
   CHECK(f.code == "GEMM_STRAGGLER");
   CHECK(f.severity == Severity::warn);
+  CHECK(f.judged);  // speed is judged from the readings; `preflight judge` makes it again
   CHECK(f.value.value_or(-1) == Approx(10.0));
   CHECK(f.unit == "%");
   CHECK(f.threshold.value_or(-1) == Approx(5.0));
@@ -384,6 +398,7 @@ TEST_CASE("gemm judge: a slow GPU alone is judged against the SKU's peak only") 
   const Finding& f = j.findings[0];
   CHECK(f.code == "GEMM_TFLOPS_LOW");
   CHECK(f.severity == Severity::fail);
+  CHECK(f.judged);
   CHECK(f.value.value_or(-1) == Approx(733.0 * 0.3).epsilon(0.01));
   CHECK(f.unit == "TFLOP/s");
   CHECK(f.threshold.value_or(-1) == Approx(989.0 * 0.5));

@@ -115,7 +115,7 @@ TEST_CASE("json: top-level keys come in the documented order") {
   const std::vector<std::string> expected = {
       "schema", "tool",    "host",      "started_at", "duration_s",      "profile",  "argv",
       "system", "verdict", "exit_code", "reason",     "injected_faults", "findings", "checks",
-      "burnin", "passes",  "first_failed_pass"};
+      "burnin", "passes",  "first_failed_pass", "thresholds", "rejudged"};
   CHECK(keys == expected);
 }
 

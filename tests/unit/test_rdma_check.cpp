@@ -6,7 +6,9 @@
 #include <set>
 
 #include "checks/rdma/rdma_check.hpp"
+#include "checks/rdma/rdma_readings.hpp"
 #include "preflight/errors.hpp"
+#include "run/rejudge.hpp"
 #include "run/runner.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_rdma_engine.hpp"
@@ -153,14 +155,153 @@ TEST_CASE("rdma check: ports slow, without GID or on a starved PCIe link are nam
   engine.inv.devices[1].ports[0].link_layer = "Ethernet";
   engine.inv.devices[1].ports[0].usable_gid = false;
   engine.inv.devices[2].pcie_gen = 4;  // Gen4 x16 carries 252 Gb/s raw: not 400
-  const auto o = run_rdma(engine);
-  const auto got = findings(o.rdma);
-  CHECK(got.count("RDMA_PORT_SLOW@mlx5_0") == 1);
-  CHECK(got.count("RDMA_NO_GID@mlx5_1") == 1);
-  CHECK(got.count("RDMA_PCIE_DEGRADED@mlx5_2") == 1);
-  for (const auto& f : o.rdma.findings) {
-    if (f.code == "RDMA_PCIE_DEGRADED") CHECK_THAT(f.message, Catch::Contains("Gen4 x16"));
+  SECTION("named compute NICs are judged") {
+    const auto o = run_rdma(engine, {}, {{"--rdma-devices", "mlx5_0,mlx5_1,mlx5_2,mlx5_3"}});
+    const auto got = findings(o.rdma);
+    CHECK(got.count("RDMA_PORT_SLOW@mlx5_0") == 1);
+    CHECK(got.count("RDMA_NO_GID@mlx5_1") == 1);
+    CHECK(got.count("RDMA_PCIE_DEGRADED@mlx5_2") == 1);
+    for (const auto& f : o.rdma.findings) {
+      if (f.code == "RDMA_PCIE_DEGRADED") CHECK_THAT(f.message, Catch::Contains("Gen4 x16"));
+    }
   }
+  SECTION("without a topology or a list, the Ethernet NIC is not on the InfiniBand fabric") {
+    // The fake devices have no sysfs path: the fabric rule takes the InfiniBand NICs, at any rate
+    // (docs/checks/rdma.md, "How topology enters"). The Ethernet one is reported, not judged.
+    const auto o = run_rdma(engine);
+    CHECK(findings(o.rdma) == std::set<std::string>{"RDMA_PORT_SLOW@mlx5_0",
+                                                    "RDMA_NIC_NOT_COMPUTE@mlx5_1",
+                                                    "RDMA_PCIE_DEGRADED@mlx5_2"});
+    CHECK_THAT(o.rdma.summary,
+               Catch::StartsWith("4 RDMA devices, 3 compute (on the InfiniBand fabric), 1 other "
+                                 "left out: mlx5_1; 3 usable ports"));
+    // --expect-rnics counts the compute NICs' usable ports: the node is short of its four.
+    CHECK(findings(run_rdma(engine, {}, {{"--expect-rnics", "4"}}).rdma)
+              .count("RDMA_COUNT_MISMATCH@node") == 1);
+  }
+}
+
+TEST_CASE("rdma check: a storage NIC with a port down is reported, left out, and passes") {
+  test::FakeRdmaEngine engine(4, true);
+  RdmaDevice storage = test::healthy_nic(4);
+  storage.ports[0].link_layer = "Ethernet";
+  storage.ports[0].active_speed = 32;  // EDR 4x: 100 GbE
+  RdmaPort second = storage.ports[0];
+  second.port_num = 2;
+  second.state = "DOWN";
+  second.phys_state = "Disabled";
+  storage.ports.push_back(second);
+  engine.inv.devices.push_back(storage);
+  const auto o = run_rdma(engine, {}, {{"--expect-rnics", "4"}});
+  INFO(o.rdma.summary);
+  CHECK(o.rdma.status == Status::pass);
+  CHECK(findings(o.rdma) == std::set<std::string>{"RDMA_NIC_NOT_COMPUTE@mlx5_4"});
+  // No transfer touches it: 4 loopbacks, 12 pairs, 4 GPUDirect over the compute NICs.
+  CHECK(engine.jobs.size() == 4 + 12 + 4);
+  for (const auto& j : engine.jobs) {
+    CHECK(j.from_device != "mlx5_4");
+    CHECK(j.to_device != "mlx5_4");
+  }
+  CHECK_THAT(o.rdma.summary, Catch::Contains("1 other left out: mlx5_4; 4 usable ports"));
+  // Its rate is still exported: the readings and metrics keep what was read.
+  CHECK(has_metric(o.rdma, "mlx5_4.rate_gbps"));
+  const auto& r = o.rdma.readings;
+  REQUIRE(r.is_object());
+  CHECK(r["devices"].size() == 5);
+  CHECK(r["devices"][4]["ports"][1]["phys_state"] == "Disabled");
+  CHECK(r["expect"]["rnics"] == 4);
+  CHECK(r["transfers"].size() == 20);
+}
+
+TEST_CASE("rdma check: --rdma-devices names the compute NICs, each of which must exist") {
+  SECTION("the listed ones only are judged and tested") {
+    test::FakeRdmaEngine engine(4);
+    engine.inv.devices[3].ports[0].state = "DOWN";
+    const auto o = run_rdma(engine, {}, {{"--rdma-devices", "mlx5_0,mlx5_1"}});
+    CHECK(findings(o.rdma) ==
+          std::set<std::string>{"RDMA_NIC_NOT_COMPUTE@mlx5_2", "RDMA_NIC_NOT_COMPUTE@mlx5_3"});
+    CHECK(o.rdma.status == Status::pass);
+    CHECK(engine.jobs.size() == 2 + 2);
+    CHECK_THAT(o.rdma.summary, Catch::Contains("2 compute (listed in --rdma-devices)"));
+  }
+  SECTION("a name the node does not have fails") {
+    test::FakeRdmaEngine engine(2);
+    const auto o = run_rdma(engine, {}, {{"--rdma-devices", "mlx5_0,mlx5_1,mlx5_2"}});
+    CHECK(findings(o.rdma) == std::set<std::string>{"RDMA_DEVICE_MISSING@mlx5_2"});
+    CHECK(o.verdict.verdict == Status::fail);
+  }
+  SECTION("a node without RDMA fails instead of skipping") {
+    test::FakeRdmaEngine engine(0);
+    const auto o = run_rdma(engine, {}, {{"--rdma-devices", "mlx5_0"}});
+    CHECK(findings(o.rdma) == std::set<std::string>{"RDMA_NO_DEVICE@node"});
+  }
+  SECTION("a bad list is refused before anything runs") {
+    CheckRegistry registry;
+    register_builtin_checks(registry);
+    for (const char* text : {"", "mlx5_0,,mlx5_1", "mlx5_0 mlx5_1", "mlx5_0,mlx5_0", "mlx5_0,"}) {
+      INFO(text);
+      CheckOptions bad;
+      bad.set("--rdma-devices", text);
+      CHECK_THROWS_WITH(plan_checks(registry, Profile::quick, {"rdma"}, bad),
+                        Catch::Contains("--rdma-devices"));
+    }
+    CheckOptions good;
+    good.set("--rdma-devices", "mlx5_0,mlx5_bond_0,irdma1");
+    CHECK(rdma_device_list(good) == std::vector<std::string>{"mlx5_0", "mlx5_bond_0", "irdma1"});
+  }
+}
+
+TEST_CASE("rdma check: a run's readings judged again give its findings") {
+  // Faults and failures of every kind, so that judged findings and observations both appear.
+  test::FakeRdmaEngine engine(4, true);
+  engine.inv.devices[1].pcie_gen = 4;
+  engine.no_connect = {"mlx5_3"};
+  const auto o = run_rdma(engine, {"rdma-slow:0.5@nic=mlx5_0", "rdma-down@nic=mlx5_2"},
+                          {{"--expect-rnics", "4"}});
+  REQUIRE(o.verdict.thresholds.has_value());
+  std::vector<std::string> unknown;
+  const Thresholds thresholds = thresholds_from_record(*o.verdict.thresholds, "recorded", unknown);
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const auto judged = registry.find("rdma")->judge(o.rdma.readings, thresholds);
+  REQUIRE(judged.has_value());
+  std::vector<Finding> recorded;
+  for (const Finding& f : o.rdma.findings) {
+    if (f.judged) recorded.push_back(f);
+  }
+  CHECK(findings(o.rdma).count("RDMA_BANDWIDTH_LOW@mlx5_0-mlx5_1") == 1);
+  CHECK(findings(o.rdma).count("RDMA_CONNECT_FAILED@mlx5_3") == 1);  // an observation
+  REQUIRE(judged->size() == recorded.size());
+  for (std::size_t i = 0; i < recorded.size(); ++i) {
+    INFO(recorded[i].code << "@" << recorded[i].entity);
+    CHECK((*judged)[i].code == recorded[i].code);
+    CHECK((*judged)[i].entity == recorded[i].entity);
+    CHECK((*judged)[i].message == recorded[i].message);
+    CHECK((*judged)[i].value == recorded[i].value);
+    CHECK((*judged)[i].threshold == recorded[i].threshold);
+    // rdma-slow's pair findings are marked by the judgement itself (the readings say which
+    // transfers were slowed); rdma-down's by the runner, as it marks any finding on the NIC.
+    if ((*judged)[i].code.rfind("RDMA_BANDWIDTH", 0) == 0) CHECK((*judged)[i].injected);
+  }
+  // Through `preflight judge`'s path too: the whole verdict, with its recorded thresholds.
+  RejudgeSettings settings;
+  settings.thresholds = &thresholds;
+  settings.fault_kinds = registry.fault_kinds();
+  const Verdict again = rejudge(o.verdict, registry, settings);
+  for (const CheckResult& c : again.checks) {
+    if (c.name != "rdma") continue;
+    CHECK(findings(c) == findings(o.rdma));
+    CHECK(c.status == o.rdma.status);
+    for (std::size_t i = 0; i < c.findings.size() && i < o.rdma.findings.size(); ++i) {
+      CHECK(c.findings[i].injected == o.rdma.findings[i].injected);
+    }
+  }
+  CHECK(again.verdict == o.verdict.verdict);
+  // Readings it cannot read are bad input, naming the field.
+  CHECK_THROWS_WITH(
+      registry.find("rdma")->judge(nlohmann::ordered_json::parse(R"({"devices": [{"ports": []}]})"),
+                                   thresholds),
+      Catch::StartsWith("devices[0].name:"));
 }
 
 TEST_CASE("rdma check: connection failures, GPUDirect, corruption and hangs") {

@@ -460,6 +460,51 @@ TEST_CASE("rdma math: nearest_gpu") {
   }
 }
 
+TEST_CASE("rdma math: gpu_affinity reads nvidia-smi topo's levels from the PCI paths") {
+  using preflight::gpu_affinity;
+  using preflight::GpuAffinity;
+  // A DGX H100-like tree: GPU0 and its NIC behind one switch under root port 15:01.0; another
+  // root port of the same host bridge; another host bridge of the same NUMA node; the other
+  // socket.
+  const GpuLocation gpu0 = {
+      0, "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/0000:1b:00.0", 0};
+  const std::string nic =
+      "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0";
+  CHECK(gpu_affinity(nic, 0, gpu0) == GpuAffinity::pcie_switch);  // PIX
+  // Two switch levels between them (PXB) is still the same switch hierarchy.
+  const std::string deeper =
+      "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:02.0/0000:20:00.0/"
+      "0000:21:00.0/0000:22:00.0";
+  CHECK(gpu_affinity(deeper, 0, gpu0) == GpuAffinity::pcie_switch);
+  CHECK(gpu_affinity("/sys/devices/pci0000:15/0000:15:03.0/0000:29:00.0", 0, gpu0) ==
+        GpuAffinity::root);  // PHB
+  CHECK(gpu_affinity("/sys/devices/pci0000:27/0000:27:01.0/0000:29:00.1", 0, gpu0) ==
+        GpuAffinity::numa);  // NODE
+  CHECK(gpu_affinity("/sys/devices/pci0000:a8/0000:a8:01.0/0000:aa:00.0", 1, gpu0) ==
+        GpuAffinity::none);  // SYS
+  CHECK(gpu_affinity("/sys/devices/pci0000:a8/0000:a8:01.0/0000:aa:00.0", -1,
+                     {0, gpu0.sysfs_path, -1}) == GpuAffinity::none);  // -1 matches nothing
+  // "0000:15:01.0" and "0000:15:01.1" are different root ports, not a shared one.
+  CHECK(gpu_affinity("/sys/devices/pci0000:15/0000:15:01.1/0000:30:00.0", 0, gpu0) ==
+        GpuAffinity::root);
+  // Unknown: no path, no PCI tree in it, or different sysfs roots.
+  CHECK(gpu_affinity("", 0, gpu0) == GpuAffinity::unknown);
+  CHECK(gpu_affinity(nic, 0, {0, "", 0}) == GpuAffinity::unknown);
+  CHECK(gpu_affinity("/sys/devices/virtual/net/rxe0", 0, gpu0) == GpuAffinity::unknown);
+  CHECK(
+      gpu_affinity("/tmp/x/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0",
+                   0, gpu0) == GpuAffinity::unknown);
+  // Names both ways.
+  for (GpuAffinity a :
+       {GpuAffinity::pcie_switch, GpuAffinity::root, GpuAffinity::numa, GpuAffinity::none}) {
+    CHECK(preflight::parse_gpu_affinity(preflight::gpu_affinity_name(a)) == a);
+  }
+  CHECK(preflight::gpu_affinity_name(GpuAffinity::pcie_switch) == "switch");
+  CHECK(preflight::gpu_affinity_name(GpuAffinity::unknown).empty());
+  CHECK_FALSE(preflight::parse_gpu_affinity("").has_value());
+  CHECK_FALSE(preflight::parse_gpu_affinity("PIX").has_value());
+}
+
 TEST_CASE("rdma math: SKU thresholds give the port expectations") {
   using preflight::Thresholds;
   const Thresholds generic = Thresholds::for_sku(nullptr, "no GPU");

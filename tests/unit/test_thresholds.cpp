@@ -283,7 +283,7 @@ TEST_CASE("thresholds: hostile documents are InvalidInput naming the key path") 
       {R"({"gemm": {"warn_fraction_of_peak": 0.4}})",
        "gemm.warn_fraction_of_peak: 0.4 is below gemm.fail_fraction_of_peak (0.5)"},
       {R"({"gemm": {"straggler_warn_pct": 20}})",
-       "gemm.straggler_warn_pct: 20 is above gemm.straggler_fail_pct (15)"},
+       "gemm.straggler_warn_pct: 20 is above gemm.straggler_fail_pct (12)"},
       {R"({"pcie": {"fail_fraction": 0.8}})",
        "pcie.warn_fraction: 0.7 is below pcie.fail_fraction (0.8)"},
       {R"({"nvlink": {"warn_fraction": 0.5}})",

@@ -87,6 +87,41 @@ PcieExpectation pcie_expectation(int sku_generation, int sku_width, int max_gene
   return e;
 }
 
+PcieExpectation pcie_expectation_on_path(int sku_generation, int sku_width, int max_generation,
+                                         int max_width, int current_generation, int current_width,
+                                         int path_generation, int path_width, double fail_fraction,
+                                         double warn_fraction) {
+  const PcieExpectation e =
+      pcie_expectation(sku_generation, sku_width, max_generation, max_width, current_generation,
+                       current_width, fail_fraction, warn_fraction);
+  const bool slower = path_generation > 0 && e.expected_generation > path_generation;
+  const bool narrower = path_width > 0 && e.expected_width > path_width;
+  if (!slower && !narrower) return e;
+  PcieExpectation capped = pcie_expectation(
+      slower ? path_generation : e.expected_generation, narrower ? path_width : e.expected_width, 0,
+      0, current_generation, current_width, fail_fraction, warn_fraction);
+  capped.path_limited = true;
+  return capped;
+}
+
+double pcie_fair_share(double own_link_gbps, double uplink_gbps, int gpus_sharing) {
+  const double split = uplink_gbps > 0.0 && gpus_sharing > 0 ? uplink_gbps / gpus_sharing : 0.0;
+  if (own_link_gbps <= 0.0) return split;
+  if (split <= 0.0) return own_link_gbps;
+  return std::min(own_link_gbps, split);
+}
+
+double pcie_uplink_capacity(double uplink_gbps, const std::vector<double>& own_links_gbps) {
+  if (uplink_gbps <= 0.0) return 0.0;
+  double sum = 0.0;
+  for (double own : own_links_gbps) {
+    // One GPU without a known link: the uplink alone bounds what they move.
+    if (own <= 0.0) return uplink_gbps;
+    sum += own;
+  }
+  return own_links_gbps.empty() ? uplink_gbps : std::min(uplink_gbps, sum);
+}
+
 std::vector<PairJudgement> classify_matrix(const BandwidthMatrix& matrix,
                                            const std::vector<std::vector<bool>>& peer_access,
                                            double fail_below, double warn_below) {

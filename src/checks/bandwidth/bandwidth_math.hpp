@@ -48,10 +48,29 @@ struct PcieExpectation {
   // "Gen5 x16 running Gen4 x16" when the current generation or width is known (> 0) and below
   // the expected one, else "". An unread current value is never called degraded.
   std::string degraded;
+  // The expectation was lowered to what the PCIe path above the GPU can carry (below).
+  bool path_limited = false;
 };
 PcieExpectation pcie_expectation(int sku_generation, int sku_width, int max_generation,
                                  int max_width, int current_generation, int current_width,
                                  double fail_fraction, double warn_fraction);
+// The same, at most what the path from the GPU up to its root port can carry by design: the
+// lowest link capability (LnkCap: sysfs max_link_speed / max_link_width) of the GPU, its
+// bridges and its root port (0: not read). An H100 behind a Gen4 switch is held to Gen4, and
+// its Gen4 link is then not called degraded; a GPU that trained below what its slot can do
+// still is.
+PcieExpectation pcie_expectation_on_path(int sku_generation, int sku_width, int max_generation,
+                                         int max_width, int current_generation, int current_width,
+                                         int path_generation, int path_width, double fail_fraction,
+                                         double warn_fraction);
+
+// With every GPU copying at once, what one GPU should get through the uplink it shares with
+// `gpus_sharing` GPUs (itself included): the uplink's one-direction rate split evenly, but never
+// more than its own link. An unknown figure (<= 0) leaves the other: 0 when both are unknown.
+double pcie_fair_share(double own_link_gbps, double uplink_gbps, int gpus_sharing);
+// What an uplink's GPUs can move together: its rate, at most the sum of their own links (which
+// count only when every one is known, > 0). 0 when the uplink's rate is unknown.
+double pcie_uplink_capacity(double uplink_gbps, const std::vector<double>& own_links_gbps);
 
 // --- NVLink matrix --------------------------------------------------------------------------
 // The N x N matrix of a peer measurement: cell [i][j] is the GPU-i -> GPU-j figure in GB/s;

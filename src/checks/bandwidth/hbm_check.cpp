@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "checks/bandwidth/bandwidth_common.hpp"
+#include "checks/bandwidth/hbm_readings.hpp"
+#include "checks/common/judgement.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -16,7 +18,6 @@ constexpr auto kCopyBudget = 15s;
 // context and the copy buffers.
 constexpr std::uint64_t kContextReserve = std::uint64_t{3} << 29;  // 1.5 GiB
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-constexpr std::size_t kRangesInMessage = 4;
 
 std::vector<MemoryPattern> patterns_for(Profile profile) {
   if (profile == Profile::quick) {
@@ -37,8 +38,11 @@ std::uint64_t pattern_bytes(Profile profile, const GpuReading& g, const Threshol
   return pattern_test_bytes(usable, t.get("hbm.test_fraction"), 0);
 }
 
-void judge_copy(CheckContext& ctx, BandwidthEngine& engine, const GpuReading& g,
-                SteadyClock::time_point deadline, CheckResult& result, bool& hung) {
+// The device-local copies of one GPU: their reading (nullopt when they failed or moved no
+// sample), metrics, and the failures as observations. `hung`: the GPU is unusable.
+std::optional<HbmCopyReading> measure_copy(CheckContext& ctx, BandwidthEngine& engine,
+                                           const GpuReading& g, SteadyClock::time_point deadline,
+                                           CheckResult& result, bool& hung) {
   const std::string entity = gpu_entity(g.index);
   const MeasurementShape shape = hbm_copy_shape(ctx.profile);
   CopyMeasurement m;
@@ -54,33 +58,25 @@ void judge_copy(CheckContext& ctx, BandwidthEngine& engine, const GpuReading& g,
   const auto r =
       call_bounded<MeasurementResult>(ctx, deadline, [&engine, m] { return engine.measure(m); });
   hung = judge_measurement_failure(r, entity, "device-local copies", result.findings);
-  if (hung) return;
+  if (hung) return std::nullopt;
   const BandwidthStats stats = bandwidth_stats(r->total_gbps);
-  if (stats.count == 0) return;
+  if (stats.count == 0) return std::nullopt;
+  HbmCopyReading copy;
+  copy.copy_gbps = stats.median;
   // A copy reads and writes every byte: memory traffic is twice the bytes copied, which is what
   // the datasheet's memory bandwidth counts.
-  const double traffic = 2.0 * stats.median;
-  result.add_metric(entity, "hbm_copy_gbps", stats.median, "GB/s");
-  result.add_metric(entity, "hbm_traffic_gbps", traffic, "GB/s");
-  const Thresholds& t = *ctx.thresholds;
-  const double peak = t.get("hbm.peak_gbps");
-  if (peak <= 0) return;
-  const double fail = peak * t.get("hbm.fail_fraction");
-  const double warn = peak * t.get("hbm.warn_fraction");
-  const std::string text = "device-local copy " + format_gbps(stats.median) + " (memory traffic " +
-                           format_gbps(traffic) + ", median of " + std::to_string(stats.count) +
-                           "), SKU memory bandwidth " + format_gbps(peak);
-  if (traffic < fail) {
-    result.findings.push_back(
-        make_finding("HBM_BANDWIDTH_LOW", entity, text).measured(traffic, "GB/s", fail));
-  } else if (traffic < warn) {
-    result.findings.push_back(
-        make_finding("HBM_BANDWIDTH_MARGINAL", entity, text).measured(traffic, "GB/s", warn));
-  }
+  copy.traffic_gbps = 2.0 * stats.median;
+  copy.samples = stats.count;
+  result.add_metric(entity, "hbm_copy_gbps", copy.copy_gbps, "GB/s");
+  result.add_metric(entity, "hbm_traffic_gbps", copy.traffic_gbps, "GB/s");
+  return copy;
 }
 
-void judge_patterns(CheckContext& ctx, BandwidthEngine& engine, const GpuReading& g,
-                    SteadyClock::time_point end, CheckResult& result) {
+// The pattern test of one GPU: its reading (nullopt when it did not run), metrics, and its
+// timeouts and CUDA errors as observations.
+std::optional<HbmPatternReading> run_patterns(CheckContext& ctx, BandwidthEngine& engine,
+                                              const GpuReading& g, SteadyClock::time_point end,
+                                              CheckResult& result) {
   const std::string entity = gpu_entity(g.index);
   PatternJob job;
   job.cuda_ordinal = g.cuda_ordinal;
@@ -88,7 +84,7 @@ void judge_patterns(CheckContext& ctx, BandwidthEngine& engine, const GpuReading
   job.patterns = patterns_for(ctx.profile);
   job.cancel = ctx.cancel;
   job.inject_corrupt = ctx.faults->for_gpu("hbm-corrupt", g.index) != nullptr;
-  if (job.bytes == 0) return;
+  if (job.bytes == 0) return std::nullopt;
 
   // Burn-in repeats the patterns with a new seed for random while time is left; the other
   // profiles run them once.
@@ -132,20 +128,13 @@ void judge_patterns(CheckContext& ctx, BandwidthEngine& engine, const GpuReading
   result.add_metric(entity, "pattern_passes", passes, "count");
   result.add_metric(entity, "pattern_bad_words", static_cast<double>(bad_words), "count");
   if (seconds > 0) result.add_metric(entity, "pattern_gbps", tested / seconds / 1e9, "GB/s");
-  if (bad_words == 0) return;
-  std::string where;
-  for (std::size_t i = 0; i < ranges.size() && i < kRangesInMessage; ++i) {
-    where += (where.empty() ? "" : ", ") + describe_range(ranges[i]) + " (" +
-             std::to_string(ranges[i].bad_words) + ")";
-  }
-  if (ranges.size() > kRangesInMessage || truncated) where += ", ...";
-  result.findings.push_back(make_finding("HBM_PATTERN_MISMATCH", entity,
-                                         std::to_string(bad_words) + " bad 32-bit words in " +
-                                             std::to_string(ranges.size()) +
-                                             (truncated ? "+" : "") + " address ranges of the " +
-                                             std::to_string(job.bytes / kMiB) +
-                                             " MiB tested (offsets in the test buffer): " + where)
-                                .measured(static_cast<double>(bad_words), "words"));
+  HbmPatternReading pattern;
+  pattern.bytes = job.bytes;
+  pattern.passes = passes;
+  pattern.bad_words = bad_words;
+  pattern.bad_ranges = std::move(ranges);
+  pattern.ranges_truncated = truncated;
+  return pattern;
 }
 
 }  // namespace
@@ -189,18 +178,30 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
   for (const auto& g : ctx.node->gpus) {
     if (g.cuda_ordinal >= 0) gpus.push_back(&g);
   }
+  HbmReadings readings;
   std::size_t done = 0;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     if (ctx.cancelled() || SteadyClock::now() >= end) break;
     const GpuReading& g = *gpus[i];
+    HbmGpuReading reading;
+    reading.gpu = gpu_entity(g.index);
     bool hung = false;
-    judge_copy(ctx, engine, g, std::min(end, SteadyClock::now() + kCopyBudget), result, hung);
-    if (hung) continue;
-    // The GPUs left share what remains of the check's time.
-    const auto share = (end - SteadyClock::now()) / static_cast<int>(gpus.size() - i);
-    judge_patterns(ctx, engine, g, SteadyClock::now() + share, result);
-    ++done;
+    reading.copy =
+        measure_copy(ctx, engine, g, std::min(end, SteadyClock::now() + kCopyBudget), result, hung);
+    if (!hung) {
+      // The GPUs left share what remains of the check's time.
+      const auto share = (end - SteadyClock::now()) / static_cast<int>(gpus.size() - i);
+      reading.pattern = run_patterns(ctx, engine, g, SteadyClock::now() + share, result);
+      // Bad words are an observation: corrupted memory whatever the thresholds say.
+      if (auto mismatch = hbm_pattern_observation(reading)) {
+        result.findings.push_back(std::move(*mismatch));
+      }
+      ++done;
+    }
+    readings.gpus.push_back(std::move(reading));
   }
+  result.readings = readings;
+  add_judged(result.findings, judge_hbm(readings, *ctx.thresholds));
   result.summary = std::to_string(done) + " of " + std::to_string(gpus.size()) + " GPUs tested";
   for (const Metric& m : result.metrics) {
     if (m.name == "hbm_traffic_gbps") {
@@ -209,6 +210,11 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
     }
   }
   return result;
+}
+
+std::optional<std::vector<Finding>> HbmCheck::judge(const Readings& readings,
+                                                    const Thresholds& thresholds) const {
+  return judge_hbm(readings.get<HbmReadings>(), thresholds);
 }
 
 }  // namespace preflight

@@ -13,6 +13,10 @@ class HbmCheck final : public Check {
   const CheckInfo& info() const override { return info_; }
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
   CheckResult run(CheckContext& ctx) const override;
+  // judge_hbm on recorded HbmReadings (hbm_readings.hpp); the pattern test's bad words are
+  // observations and stay as recorded.
+  std::optional<std::vector<Finding>> judge(const Readings& readings,
+                                            const Thresholds& thresholds) const override;
 
  private:
   CheckInfo info_;

@@ -1,9 +1,10 @@
 #include "checks/bandwidth/nvlink_check.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include "checks/bandwidth/bandwidth_common.hpp"
+#include "checks/bandwidth/nvlink_readings.hpp"
+#include "checks/common/judgement.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -31,18 +32,6 @@ Matrix empty_matrix(std::string name, std::string unit,
   m.values.assign(gpus.size(), std::vector<std::optional<double>>(gpus.size()));
   return m;
 }
-
-// Findings of one code on one unordered pair are merged: "gpu0 -> gpu1 212.0 GB/s; gpu1 -> gpu0
-// 215.3 GB/s".
-struct PairFinding {
-  std::string code;
-  std::string entity;
-  std::string text;
-  double worst = 0.0;
-  double limit = 0.0;
-  bool measured = false;
-  NvlinkPairExpectation expected;  // of the first direction noted
-};
 
 }  // namespace
 
@@ -80,29 +69,7 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
   ctx.engines.node->read_health(node);
   const auto gpus = cuda_gpus(node);
   const std::size_t n = gpus.size();
-  const Thresholds& t = *ctx.thresholds;
-  const double expected = t.get("nvlink.expected_gbps");
-  const int links_per_gpu = static_cast<int>(t.get("inventory.expected_nvlink_links"));
-  // Each pair's expectation: all links through NVSwitches, or the links joining the two GPUs
-  // directly (a 4-GPU board gives each pair a third of them).
-  std::vector<std::vector<NvlinkPairExpectation>> pair_expected(
-      n, std::vector<NvlinkPairExpectation>(n));
-  BandwidthMatrix fail_limits(n, std::vector<std::optional<double>>(n));
-  BandwidthMatrix warn_limits = fail_limits;
-  BandwidthMatrix bidir_fail = fail_limits;
-  BandwidthMatrix bidir_warn = fail_limits;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const NvlinkPairExpectation e =
-          nvlink_pair_expectation(expected, links_per_gpu, *gpus[i], *gpus[j]);
-      pair_expected[i][j] = e;
-      fail_limits[i][j] = e.gbps * t.get("nvlink.fail_fraction");
-      warn_limits[i][j] = e.gbps * t.get("nvlink.warn_fraction");
-      bidir_fail[i][j] = 2 * *fail_limits[i][j];
-      bidir_warn[i][j] = 2 * *warn_limits[i][j];
-    }
-  }
+  const double expected = ctx.thresholds->get("nvlink.expected_gbps");
   const auto end = ctx.deadline - 1s;
   const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
   const MeasurementShape shape = nvlink_shape(ctx.profile);
@@ -191,86 +158,26 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
     }
   }
 
-  // Judgement: the unidirectional matrix against the SKU's links, the bidirectional one
-  // against twice that. Without an NVLink expectation (PCIe cards, unknown SKU) the matrices
-  // are reported and nothing is judged: peer copies over PCIe are not a fault.
-  std::map<std::pair<std::string, std::string>, PairFinding> merged;
-  const auto note = [&](const PairJudgement& p, const std::string& kind) {
-    const int a = gpus[p.from]->index;
-    const int b = gpus[p.to]->index;
-    std::string code;
-    std::string text = kind + gpu_entity(a) + " -> " + gpu_entity(b);
-    switch (p.kind) {
-      case PairClass::no_peer_access:
-        code = "NVLINK_NO_PEER_ACCESS";
-        text = gpu_entity(a) + " cannot access " + gpu_entity(b) + "'s memory";
-        break;
-      case PairClass::fail:
-        code = "NVLINK_BANDWIDTH_LOW";
-        text += " " + format_gbps(p.value);
-        break;
-      case PairClass::warn:
-        code = "NVLINK_BANDWIDTH_MARGINAL";
-        text += " " + format_gbps(p.value);
-        break;
-      default:
-        return;
-    }
-    PairFinding& f = merged[{pair_entity(a, b), code}];
-    if (f.code.empty()) {
-      f.code = code;
-      f.entity = pair_entity(a, b);
-      f.worst = p.value;
-      f.expected = pair_expected[p.from][p.to];
-    }
-    f.text += (f.text.empty() ? "" : "; ") + text;
-    if (p.kind == PairClass::fail || p.kind == PairClass::warn) {
-      // Value and limit come from the first direction noted (unidirectional ones come first);
-      // a bidirectional figure is on another scale and only adds to the text.
-      if (!f.measured) {
-        f.measured = true;
-        f.worst = p.value;
-        f.limit = p.limit;
-      } else if (p.limit == f.limit) {
-        f.worst = std::min(f.worst, p.value);
-      }
-    }
-  };
-  for (const auto& p : classify_matrix(unidir.values, access, fail_limits, warn_limits)) {
-    // Without peer access a pair is a fault only where NVLink joins the two GPUs.
-    if (p.kind == PairClass::no_peer_access && pair_expected[p.from][p.to].gbps <= 0) continue;
-    note(p, "");
+  // The readings: what was measured and the topology it is held to; judged like recorded ones.
+  NvlinkReadings readings;
+  for (const GpuReading* g : gpus) {
+    NvlinkGpu e;
+    e.index = g->index;
+    e.pci_bus_id = g->pci_bus_id;
+    e.nvlink_active = g->nvlink_active;
+    e.nvlink_supported = g->nvlink_supported;
+    e.nvlink_peer_bus_ids = g->nvlink_peer_bus_ids;
+    e.nvlink_switch_links = g->nvlink_switch_links;
+    readings.gpus.push_back(std::move(e));
   }
-  std::vector<std::vector<bool>> both(n, std::vector<bool>(n, false));
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) both[i][j] = i != j && access[i][j] && access[j][i];
+  readings.peer_access = access;
+  readings.unidirectional_gbps = unidir.values;
+  readings.bidirectional_gbps = bidir.values;
+  for (const InjectedFault* fault : ctx.faults->of_kind("nvlink-slow")) {
+    readings.injected_slow_pairs.push_back(pair_entity(fault->target.index, fault->target.index2));
   }
-  for (const auto& p : classify_matrix(bidir.values, both, bidir_fail, bidir_warn)) {
-    if (p.kind != PairClass::no_peer_access && p.from < p.to) note(p, "bidirectional ");
-  }
-  for (auto& [key, f] : merged) {
-    std::string message = f.text;
-    if (f.measured) {
-      message += "; expected " + format_gbps(f.expected.gbps) + " per direction (" +
-                 f.expected.basis + ")";
-    } else {
-      message += " (" + f.expected.basis + ")";
-    }
-    // Literal codes: the catalogue test finds every emitted code in the sources.
-    Finding finding = f.code == "NVLINK_NO_PEER_ACCESS"
-                          ? make_finding("NVLINK_NO_PEER_ACCESS", f.entity, message)
-                      : f.code == "NVLINK_BANDWIDTH_LOW"
-                          ? make_finding("NVLINK_BANDWIDTH_LOW", f.entity, message)
-                          : make_finding("NVLINK_BANDWIDTH_MARGINAL", f.entity, message);
-    if (f.measured) finding.measured(f.worst, "GB/s", f.limit);
-    // nvlink-slow@pair=I-J names the pair in either order; the finding's entity is ordered.
-    for (const InjectedFault* fault : ctx.faults->of_kind("nvlink-slow")) {
-      if (pair_entity(fault->target.index, fault->target.index2) == f.entity) {
-        finding.injected = true;
-      }
-    }
-    result.findings.push_back(std::move(finding));
-  }
+  result.readings = readings;
+  add_judged(result.findings, judge_nvlink(readings, *ctx.thresholds));
 
   double lowest = 0.0;
   std::size_t measured = 0;
@@ -289,6 +196,11 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
                                  : ", no NVLink expectation for this SKU");
   result.matrices = {access_matrix, unidir, bidir};
   return result;
+}
+
+std::optional<std::vector<Finding>> NvlinkCheck::judge(const Readings& readings,
+                                                       const Thresholds& thresholds) const {
+  return judge_nvlink(readings.get<NvlinkReadings>(), thresholds);
 }
 
 }  // namespace preflight

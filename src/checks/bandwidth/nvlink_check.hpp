@@ -4,14 +4,18 @@
 namespace preflight {
 
 // GPU peer copies over every ordered GPU pair: peer access, unidirectional and bidirectional
-// bandwidth, as N x N matrices in the verdict, held to what the SKU's NVLinks carry.
-// docs/checks/bandwidth.md.
+// bandwidth, as N x N matrices in the verdict, held to what the SKU's NVLinks carry. It records
+// its readings (the GPUs' NVLink topology, peer access, the matrices) and judges them with
+// judge_nvlink; failures of the copies themselves are observations. docs/checks/bandwidth.md.
 class NvlinkCheck final : public Check {
  public:
   NvlinkCheck();
   const CheckInfo& info() const override { return info_; }
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
   CheckResult run(CheckContext& ctx) const override;
+  // judge_nvlink on recorded NvlinkReadings (nvlink_readings.hpp).
+  std::optional<std::vector<Finding>> judge(const Readings& readings,
+                                            const Thresholds& thresholds) const override;
 
  private:
   CheckInfo info_;

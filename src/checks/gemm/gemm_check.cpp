@@ -10,6 +10,7 @@
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
 #include "checks/gemm/gemm_options.hpp"
+#include "checks/gemm/gemm_readings.hpp"
 #include "preflight/catalogue.hpp"
 #include "run/bounded_task.hpp"
 
@@ -320,7 +321,16 @@ CheckResult GemmCheck::run(CheckContext& ctx) const {
   }
   if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(abandoned);
 
-  return result_of(judge_gemm(outcomes, *ctx.thresholds, settings));
+  GemmJudgement judged = judge_gemm(outcomes, *ctx.thresholds, settings);
+  Readings readings = judged.readings;
+  CheckResult result = result_of(std::move(judged));
+  result.readings = std::move(readings);
+  return result;
+}
+
+std::optional<std::vector<Finding>> GemmCheck::judge(const Readings& readings,
+                                                     const Thresholds& thresholds) const {
+  return judge_gemm_speed(readings.get<GemmReadings>(), thresholds);
 }
 
 }  // namespace preflight

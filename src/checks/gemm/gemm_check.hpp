@@ -16,6 +16,9 @@ class GemmCheck final : public Check {
                                              const CheckOptions& options) const override;
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
   CheckResult run(CheckContext& ctx) const override;
+  // The speed findings of recorded readings (GemmReadings): judge_gemm_speed.
+  std::optional<std::vector<Finding>> judge(const Readings& readings,
+                                            const Thresholds& thresholds) const override;
 
  private:
   CheckInfo info_;

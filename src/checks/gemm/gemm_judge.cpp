@@ -1,7 +1,7 @@
 // judge_gemm: the gemm check's verdict on each GPU. The corruption detectors work on the
-// verification records the engine returned; speed is judged against the SKU's datasheet peak
-// and against the node's other GPUs of the same model, with the NVML telemetry attached so a
-// slow GPU's finding says why.
+// verification records the engine returned: observations, whatever the thresholds say. Speed
+// is judged from the readings alone (judge_gemm_speed, gemm_speed.cpp), so `preflight judge`
+// can judge it again; here the readings, the metrics and the summary are made from the runs.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -202,11 +202,12 @@ void judge_repeatability(const GemmGpuOutcome& o, const std::string& dt, Finding
 
 // --- Speed ----------------------------------------------------------------------------------
 
-// One GPU's speed for one dtype, from the products it verified.
+// One GPU's speed for one dtype, from the products it verified: its reading (TFLOP/s and
+// telemetry), which the metrics and the summary quote, so they agree with the judged findings.
 struct SpeedRow {
   const GemmGpuOutcome* outcome = nullptr;
-  SampleStats stats;
-  std::string telemetry;  // describe_telemetry of its samples
+  GemmTflops stats;
+  const TelemetrySummary* telemetry = nullptr;
 };
 
 // A GPU every product of which an injected fault touched (slowed): its speed findings are the
@@ -220,9 +221,10 @@ std::string tflops_text(double value) {
   return fmt("%.1f", value);
 }
 
-void add_gpu_metrics(const SpeedRow& row, const TelemetrySummary& tel, Metrics& metrics) {
+void add_gpu_metrics(const SpeedRow& row, Metrics& metrics) {
   const GemmGpuOutcome& o = *row.outcome;
   const GemmGpuRun& run = *o.run;
+  const TelemetrySummary& tel = *row.telemetry;
   const std::string entity = gpu_entity(o.gpu_index);
   const std::string dtype = std::string(to_string(o.dtype)) + ".";
   const auto add = [&](const char* name, double value, const char* unit) {
@@ -258,68 +260,6 @@ void add_gpu_metrics(const SpeedRow& row, const TelemetrySummary& tel, Metrics& 
     add("temperature_c_max", *tel.temperature_c_max, "C");
   }
   if (tel.power_w_median) add("power_w_median", *tel.power_w_median, "W");
-}
-
-void judge_peak(const SpeedRow& row, const Thresholds& thresholds, FindingSink& sink) {
-  const GemmGpuOutcome& o = *row.outcome;
-  const std::string dt(to_string(o.dtype));
-  // 0 for an unknown SKU: no datasheet figure to hold the GPU to, only its peers.
-  const double peak = thresholds.get("gemm." + dt + "_peak_tflops");
-  if (peak <= 0.0) return;
-  const double fail_fraction = thresholds.get("gemm.fail_fraction_of_peak");
-  const double warn_fraction = thresholds.get("gemm.warn_fraction_of_peak");
-  const bool low = row.stats.median < peak * fail_fraction;
-  if (!low && row.stats.median >= peak * warn_fraction) return;
-  const double fraction = low ? fail_fraction : warn_fraction;
-  const double limit = peak * fraction;
-  const std::string message = dt + ": " + tflops_text(row.stats.median) + " TFLOP/s median (min " +
-                              tflops_text(row.stats.min) + ", max " + tflops_text(row.stats.max) +
-                              ") is below " + fmt("%.0f", 100.0 * fraction) + "% of the " +
-                              thresholds.sku_name() + " peak of " + fmt("%.0f", peak) +
-                              " TFLOP/s (" + tflops_text(limit) + "); " + row.telemetry;
-  // Codes are written as literals so the catalogue test can see each one emitted.
-  Finding f = low ? make_finding("GEMM_TFLOPS_LOW", gpu_entity(o.gpu_index), message)
-                  : make_finding("GEMM_TFLOPS_MARGINAL", gpu_entity(o.gpu_index), message);
-  f.measured(row.stats.median, "TFLOP/s", limit);
-  mark_if_injected(f, all_products_injected(*o.run));
-  sink.add(o.gpu_index, o.dtype, std::move(f));
-}
-
-void judge_stragglers(const std::vector<SpeedRow>& rows, const Thresholds& thresholds,
-                      FindingSink& sink) {
-  // Only GPUs of one model running one shape are expected to match each other's speed.
-  using Key = std::tuple<int, std::string, int, int, int>;
-  std::vector<std::pair<Key, std::vector<const SpeedRow*>>> groups;
-  for (const SpeedRow& row : rows) {
-    const GemmGpuOutcome& o = *row.outcome;
-    const Key key{static_cast<int>(o.dtype), o.model, o.run->m, o.run->n, o.run->k};
-    add_to_group(groups, key, &row);
-  }
-  const double warn_pct = thresholds.get("gemm.straggler_warn_pct");
-  const double fail_pct = thresholds.get("gemm.straggler_fail_pct");
-  for (const auto& [key, members] : groups) {
-    if (members.size() < 2) continue;
-    std::vector<double> medians;
-    for (const SpeedRow* r : members) medians.push_back(r->stats.median);
-    const double node_median = summarize(medians).median;
-    for (const SpeedRow* r : members) {
-      const GemmGpuOutcome& o = *r->outcome;
-      const double pct = percent_below(r->stats.median, node_median);
-      const StragglerClass cls = classify_straggler(pct, warn_pct, fail_pct);
-      if (cls == StragglerClass::none) continue;
-      const std::string message = std::string(to_string(o.dtype)) + ": " + fmt("%.1f", pct) +
-                                  "% slower than the median of the node's " +
-                                  std::to_string(members.size()) + " " + model_phrase(o.model) +
-                                  "GPUs (" + tflops_text(r->stats.median) + " vs " +
-                                  tflops_text(node_median) + " TFLOP/s); " + r->telemetry;
-      Finding f = cls == StragglerClass::fail
-                      ? make_finding("GEMM_STRAGGLER_SEVERE", gpu_entity(o.gpu_index), message)
-                      : make_finding("GEMM_STRAGGLER", gpu_entity(o.gpu_index), message);
-      f.measured(pct, "%", cls == StragglerClass::fail ? fail_pct : warn_pct);
-      mark_if_injected(f, all_products_injected(*o.run));
-      sink.add(o.gpu_index, o.dtype, std::move(f));
-    }
-  }
 }
 
 // --- Summary --------------------------------------------------------------------------------
@@ -392,12 +332,52 @@ std::string summarize_dtype(GemmDtype dtype, const std::vector<GemmGpuOutcome>& 
 
 }  // namespace
 
+GemmReadings gemm_readings_of(const std::vector<GemmGpuOutcome>& outcomes) {
+  GemmReadings out;
+  for (const GemmGpuOutcome& o : outcomes) {
+    GemmGpuReading r;
+    r.gpu_index = o.gpu_index;
+    r.model = o.model;
+    r.dtype = o.dtype;
+    if (!o.not_tested.empty()) {
+      r.status = GemmRunStatus::not_tested;
+    } else if (!o.run) {
+      r.status = GemmRunStatus::timeout;
+    } else if (!o.run->error.empty()) {
+      r.status = GemmRunStatus::error;
+    } else if (o.run->timed_out) {
+      r.status = GemmRunStatus::timeout;
+    }
+    if (o.not_tested.empty() && o.run) {
+      const GemmGpuRun& run = *o.run;
+      r.m = run.m;
+      r.n = run.n;
+      r.k = run.k;
+      r.products = run.products.size();
+      if (!run.products.empty()) {
+        std::vector<double> tflops;
+        for (const GemmProductRecord& p : run.products) {
+          tflops.push_back(gemm_tflops(run.m, run.n, run.k, p.product_ms));
+        }
+        const SampleStats stats = summarize(std::move(tflops));
+        r.tflops = GemmTflops{stats.median, stats.min, stats.max};
+        r.injected = all_products_injected(run);
+      }
+      r.telemetry = summarize_telemetry(o.telemetry);
+    }
+    out.gpus.push_back(std::move(r));
+  }
+  return out;
+}
+
 GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thresholds& thresholds,
                          const GemmSettings& settings) {
   GemmJudgement out;
+  out.readings = gemm_readings_of(outcomes);  // one per outcome, in their order
   FindingSink sink;
   std::vector<SpeedRow> rows;
-  for (const GemmGpuOutcome& o : outcomes) {
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const GemmGpuOutcome& o = outcomes[i];
     const std::string dt(to_string(o.dtype));
     if (!o.not_tested.empty()) {
       // The reason comes from the check; the dtype prefix is added unless it already leads.
@@ -413,27 +393,21 @@ GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thre
     if (settings.enabled(GemmDetector::nan_inf)) judge_nan_inf(o, dt, sink);
     if (settings.enabled(GemmDetector::checksum)) judge_checksum(o, dt, sink);
     if (settings.enabled(GemmDetector::repeatability)) judge_repeatability(o, dt, sink);
-    if (o.run->products.empty()) continue;
+    const GemmGpuReading& reading = out.readings.gpus[i];
+    if (!reading.tflops) continue;
 
     SpeedRow row;
     row.outcome = &o;
-    std::vector<double> tflops;
-    for (const GemmProductRecord& p : o.run->products) {
-      tflops.push_back(gemm_tflops(o.run->m, o.run->n, o.run->k, p.product_ms));
-    }
-    row.stats = summarize(std::move(tflops));
-    const TelemetrySummary tel = summarize_telemetry(o.telemetry);
-    row.telemetry = describe_telemetry(tel);
-    add_gpu_metrics(row, tel, out.metrics);
-    rows.push_back(std::move(row));
+    row.stats = *reading.tflops;
+    row.telemetry = &reading.telemetry;
+    add_gpu_metrics(row, out.metrics);
+    rows.push_back(row);
   }
   if (settings.enabled(GemmDetector::consensus)) {
     for (ConsensusFinding& c : judge_gemm_consensus(outcomes)) {
       sink.add(c.gpu_index, c.dtype, std::move(c.finding));
     }
   }
-  for (const SpeedRow& row : rows) judge_peak(row, thresholds, sink);
-  judge_stragglers(rows, thresholds, sink);
 
   // The dtypes asked for, in their order, then any others the outcomes carry.
   std::vector<GemmDtype> dtypes = settings.dtypes;
@@ -454,7 +428,10 @@ GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thre
     const std::string line = summarize_dtype(dtype, outcomes, rows);
     out.summary += (out.summary.empty() ? "" : "; ") + line;
   }
+  // Observations first, then the judged findings: the order `preflight judge` gives them, so a
+  // verdict judged again with its own thresholds reads the same.
   out.findings = sink.take();
+  add_judged(out.findings, judge_gemm_speed(out.readings, thresholds));
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "checks/common/judgement.hpp"
 #include "checks/gemm/gemm_options.hpp"
+#include "checks/gemm/gemm_readings.hpp"
 #include "preflight/engine/gemm_engine.hpp"
 #include "preflight/thresholds.hpp"
 #include "preflight/verdict.hpp"
@@ -46,15 +47,6 @@ enum class StragglerClass { none, warn, fail };
 StragglerClass classify_straggler(double percent_slower, double warn_pct, double fail_pct);
 
 // --- Telemetry ------------------------------------------------------------------------------
-struct TelemetrySummary {
-  std::size_t samples = 0;
-  std::optional<double> sm_clock_mhz_median;
-  std::optional<int> temperature_c_max;
-  std::optional<double> power_w_median;
-  // Share of samples (0..1) in which each slowdown reason was active, for the reasons that
-  // explain a slow GPU: SW power cap, HW slowdown, SW thermal, HW thermal, HW power brake.
-  std::vector<std::pair<std::string, double>> reasons;  // ("SW power cap", 0.85), largest first
-};
 TelemetrySummary summarize_telemetry(const std::vector<GpuTelemetry>& samples);
 // "SM clock 1410 MHz (median), 83 C max, 690 W (median); SW power cap in 85% of samples"; or
 // "no NVML telemetry" when there were no samples.
@@ -71,9 +63,29 @@ struct GemmGpuOutcome {
   std::vector<GpuTelemetry> telemetry;  // samples taken while this dtype ran on this GPU
 };
 
-// Its summary: one line per dtype, joined by "; ": "bf16 16384^3 on 4 GPUs: 712.3 TFLOP/s
-// median (min 650.1 gpu3), 1824 products verified".
-using GemmJudgement = CheckJudgement;
+// What run() records: the findings (observations first, then the judged speed findings, marked
+// judged), the per-GPU metrics, the summary (one line per dtype, joined by "; ": "bf16 16384^3
+// on 4 GPUs: 712.3 TFLOP/s median (min 650.1 gpu3), 1824 products verified"), and the readings
+// the speed findings were judged from.
+struct GemmJudgement : CheckJudgement {
+  GemmReadings readings;
+};
+
+// The readings of these outcomes: one entry per outcome, in their order; TFLOP/s over the
+// products each GPU verified, its telemetry summarized.
+GemmReadings gemm_readings_of(const std::vector<GemmGpuOutcome>& outcomes);
+
+// The judged part: speed, from readings alone (Check::judge calls it on recorded readings).
+// - Against the SKU: where the thresholds give the dtype a sustained figure
+//   (gemm.<dtype>_sustained_tflops > 0: a power- or clock-limited SKU), the median against
+//   gemm.fail/warn_fraction_of_sustained of it; otherwise against gemm.fail/warn_fraction_of_peak
+//   of the datasheet peak (none for an unknown SKU). GEMM_TFLOPS_LOW / GEMM_TFLOPS_MARGINAL.
+// - Against the node: each GPU against the median of the GPUs of its model, dtype and shape
+//   (two or more), by gemm.straggler_warn_pct / straggler_fail_pct; the message says how many
+//   GPUs that median rests on. GEMM_STRAGGLER / GEMM_STRAGGLER_SEVERE.
+// Only readings with products count. Ordered by GPU, then dtype; a reading marked injected gives
+// findings marked injected.
+std::vector<Finding> judge_gemm_speed(const GemmReadings& readings, const Thresholds& thresholds);
 
 // The cross-GPU consensus detector alone (judge_gemm calls it when the detector is enabled):
 // outcomes with products are grouped by (model, dtype, m, n, k, sm_count); in each group of two
@@ -87,10 +99,11 @@ struct ConsensusFinding {
 using ConsensusFindings = std::vector<ConsensusFinding>;
 ConsensusFindings judge_gemm_consensus(const std::vector<GemmGpuOutcome>& outcomes);
 
-// The whole judgement: each GPU's run status, the enabled detectors (settings.detectors) on
-// every product it verified (also those before an error or a timeout), speed against the SKU's
-// peak and the node's median, per-GPU metrics and the summary. At most one finding per (GPU,
-// dtype, code), each message starting with the dtype; findings are ordered by GPU, then dtype.
+// The whole judgement of a run: each GPU's run status and the enabled detectors
+// (settings.detectors) on every product it verified (also those before an error or a timeout),
+// ordered by GPU, then dtype; then judge_gemm_speed on gemm_readings_of(outcomes), marked
+// judged; per-GPU metrics and the summary. At most one finding per (GPU, dtype, code), each
+// message starting with the dtype.
 GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thresholds& thresholds,
                          const GemmSettings& settings);
 

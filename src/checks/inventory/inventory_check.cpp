@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checks/inventory/inventory_faults.hpp"
@@ -156,7 +157,21 @@ CheckResult InventoryCheck::run(CheckContext& ctx) const {
   }
   apply_inventory_faults(*ctx.faults, node);
 
-  return result_of(judge_inventory(node, *ctx.thresholds, ctx.expect));
+  // The readings are taken after the faults, so a drill judged again still fails; the runner
+  // marks the findings of injected faults, in the run and in `preflight judge`.
+  InventoryReadings readings{std::move(node), ctx.expect};
+  InventoryJudgement judged = judge_inventory(readings, *ctx.thresholds);
+  CheckResult result;
+  result.readings = readings;
+  add_judged(result.findings, std::move(judged.findings));
+  result.metrics = std::move(judged.metrics);
+  result.summary = std::move(judged.summary);
+  return result;
+}
+
+std::optional<std::vector<Finding>> InventoryCheck::judge(const Readings& readings,
+                                                          const Thresholds& thresholds) const {
+  return judge_inventory(readings.get<InventoryReadings>(), thresholds).findings;
 }
 
 }  // namespace preflight

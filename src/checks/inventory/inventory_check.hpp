@@ -11,6 +11,9 @@ class InventoryCheck final : public Check {
   InventoryCheck();
   const CheckInfo& info() const override { return info_; }
   CheckResult run(CheckContext& ctx) const override;
+  // Every finding: all of them follow from the readings (InventoryReadings).
+  std::optional<std::vector<Finding>> judge(const Readings& readings,
+                                            const Thresholds& thresholds) const override;
 
  private:
   CheckInfo info_;

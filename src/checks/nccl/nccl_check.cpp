@@ -6,6 +6,7 @@
 
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/entities.hpp"
+#include "checks/common/judgement.hpp"
 #include "checks/nccl/nccl_math.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/engine/collective_engine.hpp"
@@ -19,20 +20,6 @@ using namespace std::chrono_literals;
 // Loading libnccl.so.2 and asking CUDA for its devices, or making a unique id (NCCL picks its
 // bootstrap interface): quick calls that only a stuck driver or network stack would hold up.
 constexpr auto kQueryBudget = 15s;
-
-std::string op_key(CollectiveOp op) {
-  return op == CollectiveOp::all_gather ? "allgather" : "allreduce";
-}
-
-std::string op_name(CollectiveOp op) {
-  return op == CollectiveOp::all_gather ? "all-gather" : "all-reduce";
-}
-
-std::string format_size(std::size_t bytes) {
-  constexpr std::size_t kMiB = std::size_t{1} << 20;
-  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
-  return std::to_string(bytes) + " bytes";
-}
 
 // The rank of the GPU a fault targets; -1 (with FAULT_TARGET_MISSING) when it is not part of
 // the communicator: a drill must not pass by testing nothing.
@@ -50,13 +37,13 @@ int fault_rank(const InjectedFault* fault, const std::vector<const GpuReading*>&
   return -1;
 }
 
-void judge_corruption(CollectiveOp op, const CollectiveResult& r,
-                      const std::vector<const GpuReading*>& gpus, std::vector<Finding>& findings) {
+void report_corruption(CollectiveOp op, const CollectiveResult& r,
+                       const std::vector<const GpuReading*>& gpus, std::vector<Finding>& findings) {
   const auto entity = [&](int rank) {
     return gpu_entity(gpus[static_cast<std::size_t>(rank)]->index);
   };
   const auto count = [](std::uint64_t n) { return std::to_string(n) + " elements"; };
-  const std::string what = op_name(op) + ": ";
+  const std::string what = nccl_op_name(op) + ": ";
   if (op == CollectiveOp::all_reduce) {
     // A sum cannot say whose contribution was wrong: the receivers with wrong sums are named,
     // or the node when every one had them (the all-gather names the source).
@@ -139,12 +126,13 @@ void judge_corruption(CollectiveOp op, const CollectiveResult& r,
   }
 }
 
-// Findings and metrics of one collective's run; false when the node should not be asked for
-// more (a hang: the GPUs are likely stuck).
-bool judge_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const NcclPlan& plan,
-               double seconds, const std::vector<const GpuReading*>& gpus,
-               const Thresholds& thresholds, CheckResult& result, std::string& summary) {
-  const std::string what = op_name(op) + " over " + std::to_string(gpus.size()) + " GPUs";
+// The observations and metrics of one collective's run, and its readings (judged after every
+// collective ran); false when the node should not be asked for more (a hang: the GPUs are
+// likely stuck).
+bool record_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const NcclPlan& plan,
+                double seconds, const std::vector<const GpuReading*>& gpus, CheckResult& result,
+                NcclReadings& readings, std::string& summary) {
+  const std::string what = nccl_op_name(op) + " over " + std::to_string(gpus.size()) + " GPUs";
   if (!r) {
     result.findings.push_back(make_finding(
         "NCCL_TIMEOUT", "node",
@@ -163,37 +151,33 @@ bool judge_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const 
     result.findings.push_back(make_finding(r->initialized ? "NCCL_ERROR" : "NCCL_INIT_FAILED",
                                            "node", what + ": " + r->error));
   }
-  judge_corruption(op, *r, gpus, result.findings);
-  const std::string key = op_key(op);
+  report_corruption(op, *r, gpus, result.findings);
+  const std::string key = nccl_op_key(op);
+  NcclCollectiveReading reading;
+  reading.op = op;
+  reading.initialized = r->initialized;
+  reading.timed_out = r->timed_out;
+  reading.error = r->error;
   for (const auto& size : r->sizes) {
     const std::string prefix = key + "." + std::to_string(size.bytes) + ".";
     result.add_metric("", prefix + "busbw_gbps", size.busbw_gbps, "GB/s");
     result.add_metric("", prefix + "algbw_gbps", size.algbw_gbps, "GB/s");
+    reading.sizes.push_back({size.bytes, size.seconds, size.algbw_gbps, size.busbw_gbps});
   }
   std::uint64_t corrupt = 0;
   for (const auto& row : r->corrupt_from) {
     for (std::uint64_t n : row) corrupt += n;
   }
+  reading.corrupt_elements = corrupt;
+  reading.verified = r->verified;
+  readings.collectives.push_back(std::move(reading));
   result.add_metric("", key + ".corrupt_elements", static_cast<double>(corrupt), "count");
   result.add_metric("", key + ".verified", r->verified ? 1.0 : 0.0, "bool");
-  // The largest size is the one near the links' peak, as nccl-tests' large sizes are.
-  if (r->sizes.size() != plan.sizes.size() || r->sizes.empty()) return !r->timed_out;
-  const CollectiveSizeResult& largest = r->sizes.back();
-  summary += (summary.empty() ? "" : ", ") + op_name(op) + " " + format_gbps(largest.busbw_gbps);
-  const double expected = thresholds.get("nccl." + key + "_busbw_gbps");
-  const double fail_fraction = thresholds.get("nccl.fail_fraction");
-  const double warn_fraction = thresholds.get("nccl.warn_fraction");
-  const BusbwClass c = classify_busbw(largest.busbw_gbps, expected, fail_fraction, warn_fraction);
-  if (c == BusbwClass::ok) return true;
-  const bool low = c == BusbwClass::low;
-  const std::string text = what + ": bus bandwidth " + format_gbps(largest.busbw_gbps) + " at " +
-                           format_size(largest.bytes) +
-                           (op == CollectiveOp::all_gather ? " per GPU" : "") +
-                           ", the SKU's figure is " + format_gbps(expected);
-  result.findings.push_back(
-      make_finding(low ? "NCCL_BUSBW_LOW" : "NCCL_BUSBW_MARGINAL", "node", text)
-          .measured(largest.busbw_gbps, "GB/s", expected * (low ? fail_fraction : warn_fraction)));
-  return true;
+  if (r->sizes.size() == plan.sizes.size() && !r->sizes.empty()) {
+    summary += (summary.empty() ? "" : ", ") + nccl_op_name(op) + " " +
+               format_gbps(r->sizes.back().busbw_gbps);
+  }
+  return !r->timed_out;
 }
 
 }  // namespace
@@ -287,6 +271,10 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
     if (rank >= 0) slow[static_cast<std::size_t>(rank)] = f->number.value_or(1.0);
   }
 
+  NcclReadings readings;
+  for (const GpuReading* g : gpus) readings.gpus.push_back(gpu_entity(g->index));
+  readings.sizes_planned = plan.sizes;
+  readings.iterations = plan.iterations;
   std::string summary;
   const std::vector<CollectiveOp> ops = {CollectiveOp::all_gather, CollectiveOp::all_reduce};
   std::size_t done = 0;
@@ -304,7 +292,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
     if (!id || !id->second.empty()) {
       result.findings.push_back(make_finding(
           !id ? "NCCL_TIMEOUT" : "NCCL_INIT_FAILED", "node",
-          !id ? "ncclGetUniqueId did not return" : op_name(ops[i]) + ": " + id->second));
+          !id ? "ncclGetUniqueId did not return" : nccl_op_name(ops[i]) + ": " + id->second));
       break;
     }
     CollectiveJob job;
@@ -324,8 +312,10 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
                                                   [&engine, job] { return engine.run(job); });
     ++done;
     const double seconds = std::chrono::duration<double>(deadline - start).count();
-    if (!judge_run(ops[i], r, plan, seconds, gpus, *ctx.thresholds, result, summary)) break;
+    if (!record_run(ops[i], r, plan, seconds, gpus, result, readings, summary)) break;
   }
+  result.readings = readings;
+  add_judged(result.findings, judge_nccl(readings, *ctx.thresholds));
   if (done < ops.size() && !ctx.cancelled()) {
     result.summary =
         std::to_string(done) + " of " + std::to_string(ops.size()) + " collectives run; ";
@@ -336,6 +326,11 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
       (summary.empty() ? std::string()
                        : ": bus bandwidth " + summary + " at " + format_size(plan.sizes.back()));
   return result;
+}
+
+std::optional<std::vector<Finding>> NcclCheck::judge(const Readings& readings,
+                                                     const Thresholds& thresholds) const {
+  return judge_nccl(readings.get<NcclReadings>(), thresholds);
 }
 
 }  // namespace preflight

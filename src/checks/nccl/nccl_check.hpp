@@ -13,6 +13,9 @@ class NcclCheck final : public Check {
   const CheckInfo& info() const override { return info_; }
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
   CheckResult run(CheckContext& ctx) const override;
+  // The bus-bandwidth findings, from NcclReadings (judge_nccl).
+  std::optional<std::vector<Finding>> judge(const Readings& readings,
+                                            const Thresholds& thresholds) const override;
 
  private:
   CheckInfo info_;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "checks/common/entities.hpp"
 #include "checks/common/fault_kinds.hpp"
+#include "preflight/catalogue.hpp"
 
 namespace preflight {
 
@@ -102,6 +104,47 @@ BusbwClass classify_busbw(double busbw_gbps, double expected_gbps, double fail_f
   if (fail_fraction > 0 && busbw_gbps < expected_gbps * fail_fraction) return BusbwClass::low;
   if (warn_fraction > 0 && busbw_gbps < expected_gbps * warn_fraction) return BusbwClass::marginal;
   return BusbwClass::ok;
+}
+
+std::string nccl_op_name(CollectiveOp op) {
+  return op == CollectiveOp::all_gather ? "all-gather" : "all-reduce";
+}
+
+std::string format_size(std::size_t bytes) {
+  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+std::vector<Finding> judge_nccl(const NcclReadings& readings, const Thresholds& thresholds) {
+  std::vector<Finding> findings;
+  const double fail_fraction = thresholds.get("nccl.fail_fraction");
+  const double warn_fraction = thresholds.get("nccl.warn_fraction");
+  for (const NcclCollectiveReading& c : readings.collectives) {
+    // The largest size is the one near the links' peak, as nccl-tests' large sizes are; a
+    // collective cut short never reached it.
+    if (c.sizes.empty()) continue;
+    if (!readings.sizes_planned.empty() && c.sizes.size() != readings.sizes_planned.size()) {
+      continue;
+    }
+    const NcclSizeReading& largest = *std::max_element(
+        c.sizes.begin(), c.sizes.end(),
+        [](const NcclSizeReading& a, const NcclSizeReading& b) { return a.bytes < b.bytes; });
+    const std::string key = nccl_op_key(c.op);
+    const double expected = thresholds.get("nccl." + key + "_busbw_gbps");
+    const BusbwClass verdict =
+        classify_busbw(largest.busbw_gbps, expected, fail_fraction, warn_fraction);
+    if (verdict == BusbwClass::ok) continue;
+    const bool low = verdict == BusbwClass::low;
+    const std::string text = nccl_op_name(c.op) + " over " + std::to_string(readings.gpus.size()) +
+                             " GPUs: bus bandwidth " + format_gbps(largest.busbw_gbps) + " at " +
+                             format_size(largest.bytes) +
+                             (c.op == CollectiveOp::all_gather ? " per GPU" : "") +
+                             ", the SKU's figure is " + format_gbps(expected);
+    findings.push_back(make_finding(low ? "NCCL_BUSBW_LOW" : "NCCL_BUSBW_MARGINAL", "node", text)
+                           .measured(largest.busbw_gbps, "GB/s",
+                                     expected * (low ? fail_fraction : warn_fraction)));
+  }
+  return findings;
 }
 
 }  // namespace preflight

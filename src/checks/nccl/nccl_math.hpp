@@ -3,9 +3,11 @@
 // iterations by profile, who is to blame for corrupted data, and the bus-bandwidth judgement.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "checks/nccl/nccl_readings.hpp"
 #include "preflight/check.hpp"
 #include "preflight/faults.hpp"
 
@@ -51,5 +53,15 @@ enum class BusbwClass { ok, marginal, low };
 // judges nothing, nor does a fraction of 0.
 BusbwClass classify_busbw(double busbw_gbps, double expected_gbps, double fail_fraction,
                           double warn_fraction);
+
+// The check's judgement of its readings, a pure function of them and the thresholds: for each
+// collective that measured every planned size, the busbw of its largest size against
+// nccl.<op>_busbw_gbps x nccl.fail_fraction (NCCL_BUSBW_LOW) and x nccl.warn_fraction
+// (NCCL_BUSBW_MARGINAL), on node. Corruption, failures and hangs are not judged here: the
+// check reports them as observations.
+std::vector<Finding> judge_nccl(const NcclReadings& readings, const Thresholds& thresholds);
+
+std::string nccl_op_name(CollectiveOp op);   // "all-gather", as messages say it
+std::string format_size(std::size_t bytes);  // "256 MiB", "1000 bytes"
 
 }  // namespace preflight

@@ -5,14 +5,15 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <fstream>
 #include <map>
 
-#include "checks/bandwidth/bandwidth_math.hpp"  // pcie_link_gbps, pcie_link_name
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/fault_kinds.hpp"
+#include "checks/common/judgement.hpp"
+#include "checks/rdma/rdma_judge.hpp"
 #include "checks/rdma/rdma_math.hpp"
+#include "checks/rdma/rdma_readings.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 
@@ -23,6 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr const char* kExpectFlag = "--expect-rnics";
+constexpr const char* kDevicesFlag = "--rdma-devices";
 constexpr auto kInventoryBudget = 15s;
 constexpr auto kConnectAllowance = 10s;  // beyond a transfer's seconds: setup, connect, drain
 
@@ -37,12 +39,6 @@ double transfer_seconds(Profile profile) {
       return 10.0;
   }
   return 0.25;
-}
-
-std::string format_gbit(double gbps) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f Gb/s", gbps);
-  return text;
 }
 
 std::string port_entity(const std::string& device, int port) {
@@ -101,120 +97,76 @@ void apply_faults(const FaultPlan& faults, RdmaInventory& inv, std::map<std::str
   }
 }
 
-void judge_inventory(const RdmaInventory& inv, const RdmaExpectations& expect,
-                     std::vector<Finding>& findings, Metrics& metrics) {
-  for (const RdmaDevice& d : inv.devices) {
-    if (!d.error.empty()) {
-      findings.push_back(make_finding("RDMA_DEVICE_ERROR", d.name, d.error));
-      continue;
+// The nearest GPU of each device (unless the engine knew it) and how close it is: what tells
+// the compute NICs from the others (rdma_judge.hpp).
+std::vector<RdmaNicReading> locate(const std::vector<RdmaDevice>& devices,
+                                   const std::vector<GpuLocation>& gpus) {
+  std::vector<RdmaNicReading> out;
+  for (const RdmaDevice& d : devices) {
+    RdmaNicReading r;
+    r.device = d;
+    if (r.device.nearest_gpu < 0 && !d.sysfs_path.empty()) {
+      r.device.nearest_gpu = nearest_gpu(d.sysfs_path, d.numa_node, gpus);
     }
-    for (const RdmaPort& p : d.ports) {
-      const double rate =
-          p.rate_gbps > 0 ? p.rate_gbps : rdma_port_rate_gbps(p.active_speed, p.active_width);
-      if (rate > 0) metrics.push_back({port_entity(d.name, p.port_num), "rate_gbps", rate, "Gb/s"});
-    }
-    // The NIC's PCIe link must carry its fastest port.
-    double fastest = 0;
-    for (const RdmaPort& p : d.ports) {
-      fastest = std::max(fastest, rdma_port_rate_gbps(p.active_speed, p.active_width));
-    }
-    if (d.pcie_gen && d.pcie_width) {
-      const double link_gbit = pcie_link_gbps(*d.pcie_gen, *d.pcie_width) * 8.0;
-      const bool below_max = (d.pcie_max_gen && *d.pcie_gen < *d.pcie_max_gen) ||
-                             (d.pcie_max_width && *d.pcie_width < *d.pcie_max_width);
-      const bool starved = fastest > 0 && link_gbit < fastest;
-      if (below_max || starved) {
-        std::string text = "PCIe link " + pcie_link_name(*d.pcie_gen, *d.pcie_width);
-        if (d.pcie_max_gen && d.pcie_max_width) {
-          text += " (the NIC and slot can do " +
-                  pcie_link_name(*d.pcie_max_gen, *d.pcie_max_width) + ")";
-        }
-        text += " carries " + format_gbit(link_gbit) + " raw";
-        if (fastest > 0) text += " for a " + format_gbit(fastest) + " port";
-        findings.push_back(
-            make_finding("RDMA_PCIE_DEGRADED", d.name, text).measured(link_gbit, "Gb/s", fastest));
+    for (const GpuLocation& g : gpus) {
+      if (g.index == r.device.nearest_gpu && !d.sysfs_path.empty()) {
+        r.gpu_affinity = gpu_affinity(d.sysfs_path, d.numa_node, g);
       }
     }
+    out.push_back(std::move(r));
   }
-  for (const PortJudgement& j : judge_ports(inv.devices, expect)) {
-    // The device's port, unless it is the first (the usual single-port NIC).
-    int port = j.port;
-    const std::string entity = port_entity(j.device, port);
-    switch (j.issue) {
-      case PortIssue::down:
-        findings.push_back(make_finding("RDMA_PORT_DOWN", entity, j.detail));
-        break;
-      case PortIssue::slow:
-        findings.push_back(make_finding("RDMA_PORT_SLOW", entity, j.detail));
-        break;
-      case PortIssue::no_gid:
-        findings.push_back(make_finding("RDMA_NO_GID", entity, j.detail));
-        break;
-      case PortIssue::unknown_rate:
-        findings.push_back(make_finding("RDMA_RATE_UNKNOWN", entity, j.detail));
-        break;
-      case PortIssue::none:
-        break;
-    }
-  }
-  const auto usable = usable_ports(inv.devices);
-  if (expect.rnics && static_cast<int>(usable.size()) != *expect.rnics) {
-    findings.push_back(make_finding("RDMA_COUNT_MISMATCH", "node",
-                                    std::to_string(usable.size()) +
-                                        " usable RDMA ports (active, link up), expected " +
-                                        std::to_string(*expect.rnics))
-                           .measured(static_cast<double>(usable.size()), "ports", *expect.rnics));
-  }
-  metrics.push_back({"", "usable_ports", static_cast<double>(usable.size()), "count"});
+  return out;
 }
 
-void judge_transfer(const PlannedTransfer& t, const std::optional<RdmaTransferResult>& r,
-                    const Thresholds& thresholds, std::vector<Finding>& findings,
-                    Metrics& metrics) {
-  const std::string what =
-      t.kind + " " + t.from_device + (t.kind == "pair" ? " -> " + t.to_device : std::string()) +
-      (t.memory == RdmaMemory::gpu ? " with gpu" + std::to_string(t.gpu_index) : std::string());
-  if (!r || r->timed_out) {
+// What a transfer's outcome says whatever the thresholds: it hung, failed or corrupted data.
+void observe_transfer(const PlannedTransfer& t, const RdmaTransferResult& r,
+                      std::vector<Finding>& findings, Metrics& metrics) {
+  const std::string what = describe_transfer(t);
+  if (r.timed_out) {
     findings.push_back(
         make_finding("RDMA_TIMEOUT", t.entity, what + ": did not complete before the deadline"));
     return;
   }
-  if (!r->error.empty()) {
-    if (t.memory == RdmaMemory::gpu && r->registration.empty()) {
+  if (!r.error.empty()) {
+    if (t.memory == RdmaMemory::gpu && r.registration.empty()) {
       findings.push_back(
-          make_finding("RDMA_GPUDIRECT_UNAVAILABLE", t.entity, what + ": " + r->error));
-    } else if (!r->connected) {
-      findings.push_back(make_finding("RDMA_CONNECT_FAILED", t.entity, what + ": " + r->error));
+          make_finding("RDMA_GPUDIRECT_UNAVAILABLE", t.entity, what + ": " + r.error));
+    } else if (!r.connected) {
+      findings.push_back(make_finding("RDMA_CONNECT_FAILED", t.entity, what + ": " + r.error));
     } else {
-      findings.push_back(make_finding("RDMA_TRANSFER_ERROR", t.entity, what + ": " + r->error));
+      findings.push_back(make_finding("RDMA_TRANSFER_ERROR", t.entity, what + ": " + r.error));
     }
     return;
   }
-  if (r->bad_bytes > 0) {
+  if (r.bad_bytes > 0) {
     findings.push_back(
         make_finding("RDMA_DATA_MISMATCH", t.entity,
-                     what + ": " + std::to_string(r->bad_bytes) + " bytes arrived changed")
-            .measured(static_cast<double>(r->bad_bytes), "bytes"));
+                     what + ": " + std::to_string(r.bad_bytes) + " bytes arrived changed")
+            .measured(static_cast<double>(r.bad_bytes), "bytes"));
   }
-  metrics.push_back({t.entity, t.kind + "_gbps", r->gbps, "Gb/s"});
+  metrics.push_back({t.entity, t.kind + "_gbps", r.gbps, "Gb/s"});
   if (t.kind == "gpudirect") {
     // Which registration worked matters to NCCL: 1 dma-buf, 0 nvidia-peermem.
     metrics.push_back(
-        {t.entity, "gpudirect_dmabuf", r->registration == "dma-buf" ? 1.0 : 0.0, "bool"});
+        {t.entity, "gpudirect_dmabuf", r.registration == "dma-buf" ? 1.0 : 0.0, "bool"});
   }
-  const TransferClass c =
-      classify_transfer(r->gbps, t.expected_gbps, thresholds.get("rdma.fail_fraction"),
-                        thresholds.get("rdma.warn_fraction"));
-  if (c == TransferClass::ok) return;
-  const double fraction =
-      thresholds.get(c == TransferClass::fail ? "rdma.fail_fraction" : "rdma.warn_fraction");
-  const std::string text = what + ": " + format_gbit(r->gbps) + " of a " +
-                           format_gbit(t.expected_gbps) + " port" +
-                           (r->registration.empty() ? "" : " (" + r->registration + ")");
-  Finding f = c == TransferClass::fail ? make_finding("RDMA_BANDWIDTH_LOW", t.entity, text)
-                                       : make_finding("RDMA_BANDWIDTH_MARGINAL", t.entity, text);
-  f.measured(r->gbps, "Gb/s", t.expected_gbps * fraction);
-  findings.push_back(std::move(f));
+}
+
+// "12 RDMA devices, 8 compute (sharing a PCIe switch with a GPU), 4 other left out: mlx5_1,
+// ...;", or just "2 RDMA devices," when every one is compute.
+std::string device_summary(const RdmaReadings& readings, const NicSelection& selection) {
+  std::string text = std::to_string(readings.devices.size()) + " RDMA devices";
+  std::string others;
+  std::size_t other_count = 0;
+  for (std::size_t i = 0; i < readings.devices.size(); ++i) {
+    if (selection.compute[i]) continue;
+    ++other_count;
+    others += (others.empty() ? "" : ", ") + readings.devices[i].device.name;
+  }
+  if (other_count == 0) return text + ",";
+  return text + ", " + std::to_string(readings.devices.size() - other_count) + " compute (" +
+         describe_rule(selection) + "), " + std::to_string(other_count) +
+         " other left out: " + others + ";";
 }
 
 }  // namespace
@@ -229,6 +181,34 @@ std::optional<int> expected_rnics(const CheckOptions& options) {
                        "' is not a whole number in 0..256");
   }
   return static_cast<int>(value);
+}
+
+std::vector<std::string> rdma_device_list(const CheckOptions& options) {
+  const std::string* text = options.find(kDevicesFlag);
+  if (text == nullptr) return {};
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= text->size()) {
+    std::size_t comma = text->find(',', start);
+    if (comma == std::string::npos) comma = text->size();
+    const std::string name = text->substr(start, comma - start);
+    // Device names as libibverbs gives them: mlx5_0, mlx5_bond_0, irdma0, rxe0.
+    const bool valid =
+        !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' ||
+                 c == '.';
+        });
+    if (!valid) {
+      throw InvalidInput(std::string(kDevicesFlag) + ": '" + *text +
+                         "' is not a comma-separated list of RDMA device names (mlx5_0,mlx5_3)");
+    }
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      throw InvalidInput(std::string(kDevicesFlag) + ": " + name + " is listed twice");
+    }
+    names.push_back(name);
+    start = comma + 1;
+  }
+  return names;
 }
 
 RdmaCheck::RdmaCheck() {
@@ -275,13 +255,26 @@ RdmaCheck::RdmaCheck() {
        "verified RDMA write bandwidth from the NIC into its nearest GPU's memory",
        ""},
   };
-  info_.options = {{kExpectFlag, "N",
-                    "rdma: number of usable RDMA ports (active, link up) the node must have; "
-                    "with N > 0 a node without RDMA fails instead of skipping"}};
+  info_.options = {
+      {kExpectFlag, "N",
+       "rdma: number of usable ports (active, link up) the node's compute NICs must have; with "
+       "N > 0 a node without RDMA fails instead of skipping"},
+      {kDevicesFlag, "LIST",
+       "rdma: the compute NICs, comma-separated (mlx5_0,mlx5_3,...): only these are judged and "
+       "tested, and each must exist; default: those sharing a PCIe switch with a GPU"},
+  };
 }
 
 void RdmaCheck::validate_options(const CheckOptions& options) const {
   (void)expected_rnics(options);
+  (void)rdma_device_list(options);
+}
+
+std::optional<std::vector<Finding>> RdmaCheck::judge(const Readings& readings,
+                                                     const Thresholds& thresholds) const {
+  RdmaReadings parsed;
+  from_json(readings, parsed);
+  return judge_rdma(parsed, thresholds);
 }
 
 std::optional<std::string> RdmaCheck::skip_reason(const CheckContext& ctx) const {
@@ -294,10 +287,11 @@ std::optional<std::string> RdmaCheck::skip_reason(const CheckContext& ctx) const
 CheckResult RdmaCheck::run(CheckContext& ctx) const {
   CheckResult result;
   RdmaEngine& engine = *ctx.engines.rdma;
-  RdmaExpectations expect;
-  expect.rnics = expected_rnics(*ctx.options);
-  expect.min_port_gbps = ctx.thresholds->get("rdma.min_port_gbps");
-  const bool expected = expect.rnics && *expect.rnics > 0;
+  RdmaReadings readings;
+  readings.expect_rnics = expected_rnics(*ctx.options);
+  readings.rdma_devices = rdma_device_list(*ctx.options);
+  const bool expected =
+      (readings.expect_rnics && *readings.expect_rnics > 0) || !readings.rdma_devices.empty();
   const auto end = ctx.deadline - 1s;
 
   auto inv = call_bounded<RdmaInventory>(ctx, std::min(end, SteadyClock::now() + kInventoryBudget),
@@ -320,11 +314,14 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
       return result;
     }
     if (expected) {
-      result.findings.push_back(
-          std::string(code) == "RDMA_UNAVAILABLE"
-              ? make_finding("RDMA_UNAVAILABLE", "node", why)
-              : make_finding("RDMA_NO_DEVICE", "node",
-                             why + "; " + std::to_string(*expect.rnics) + " RDMA ports expected"));
+      const std::string wanted =
+          readings.expect_rnics && *readings.expect_rnics > 0
+              ? std::to_string(*readings.expect_rnics) + " RDMA ports expected"
+              : std::string(kDevicesFlag) + " names " +
+                    std::to_string(readings.rdma_devices.size()) + " devices";
+      result.findings.push_back(std::string(code) == "RDMA_UNAVAILABLE"
+                                    ? make_finding("RDMA_UNAVAILABLE", "node", why)
+                                    : make_finding("RDMA_NO_DEVICE", "node", why + "; " + wanted));
     }
     result.summary = why;
     return result;
@@ -333,21 +330,36 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   if (inv->devices.empty()) return skip_or_fail("no RDMA device on this node", "RDMA_NO_DEVICE");
 
   apply_faults(*ctx.faults, *inv, slow, result.findings);
-  const auto gpus = gpu_locations(*ctx.node);
-  for (auto& d : inv->devices) {
-    if (d.nearest_gpu < 0 && !d.sysfs_path.empty()) {
-      d.nearest_gpu = nearest_gpu(d.sysfs_path, d.numa_node, gpus);
+  readings.devices = locate(inv->devices, gpu_locations(*ctx.node));
+  for (const RdmaDevice& d : inv->devices) {
+    if (!d.error.empty()) {
+      result.findings.push_back(make_finding("RDMA_DEVICE_ERROR", d.name, d.error));
+      continue;
+    }
+    for (const RdmaPort& p : d.ports) {
+      const double rate =
+          p.rate_gbps > 0 ? p.rate_gbps : rdma_port_rate_gbps(p.active_speed, p.active_width);
+      if (rate > 0) {
+        result.metrics.push_back({port_entity(d.name, p.port_num), "rate_gbps", rate, "Gb/s"});
+      }
     }
   }
-  judge_inventory(*inv, expect, result.findings, result.metrics);
+  // Only the compute fabric is judged and tested: storage and in-band NICs are reported
+  // (RDMA_NIC_NOT_COMPUTE) and left out (rdma_judge.hpp).
+  const NicSelection selection = select_compute_nics(readings.devices, readings.rdma_devices);
+  std::vector<RdmaDevice> compute;
+  for (std::size_t i = 0; i < readings.devices.size(); ++i) {
+    if (selection.compute[i]) compute.push_back(readings.devices[i].device);
+  }
+  const std::size_t usable = usable_ports(compute).size();
+  result.metrics.push_back({"", "usable_ports", static_cast<double>(usable), "count"});
 
   std::size_t done = 0;
-  std::size_t not_run = 0;
-  const auto transfers = plan_transfers(inv->devices);
+  const auto transfers = plan_transfers(compute);
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const PlannedTransfer& t = transfers[i];
     if (ctx.cancelled() || SteadyClock::now() >= end) {
-      not_run = transfers.size() - i;
+      readings.transfers_not_run = transfers.size() - i;
       break;
     }
     RdmaTransferJob job;
@@ -368,39 +380,39 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
                                          std::chrono::duration<double>(job.seconds)) +
                                      kConnectAllowance);
     job.cancel = ctx.cancel;
+    RdmaTransferReading reading;
+    reading.planned = t;
     for (const std::string& name : {t.from_device, t.to_device}) {
       const auto it = slow.find(name);
-      if (it != slow.end()) job.slow_factor = std::min(job.slow_factor, it->second);
+      if (it == slow.end()) continue;
+      job.slow_factor = std::min(job.slow_factor, it->second);
+      reading.injected_slow_factor = job.slow_factor;
     }
     const auto r = call_bounded<RdmaTransferResult>(
         ctx, job.deadline, [&engine, job] { return engine.transfer(job); });
-    judge_transfer(t, r, *ctx.thresholds, result.findings, result.metrics);
+    if (r) {
+      reading.result = *r;
+    } else {
+      reading.result.timed_out = true;  // abandoned: it never returned
+    }
+    observe_transfer(t, reading.result, result.findings, result.metrics);
+    readings.transfers.push_back(std::move(reading));
     ++done;
   }
-  if (not_run > 0 && !ctx.cancelled()) {
+  if (readings.transfers_not_run > 0 && !ctx.cancelled()) {
     // Unverified is not healthy: transfers the time did not allow are reported.
     result.findings.push_back(make_finding(
         "RDMA_TIMEOUT", "node",
-        std::to_string(not_run) + " of " + std::to_string(transfers.size()) +
+        std::to_string(readings.transfers_not_run) + " of " + std::to_string(transfers.size()) +
             " planned transfers were not run: the check's time ran out (give it a longer "
             "--timeout)"));
   }
-  // rdma-slow on a pair marks the pair's findings: the fault names one NIC of it.
-  for (auto& f : result.findings) {
-    if (f.code != "RDMA_BANDWIDTH_LOW" && f.code != "RDMA_BANDWIDTH_MARGINAL") continue;
-    for (const auto& [name, factor] : slow) {
-      (void)factor;
-      if (f.entity == name || f.entity.rfind(name + "-", 0) == 0 ||
-          (f.entity.size() > name.size() && f.entity.compare(f.entity.size() - name.size() - 1,
-                                                             std::string::npos, "-" + name) == 0)) {
-        f.injected = true;
-      }
-    }
-  }
-  result.summary = std::to_string(inv->devices.size()) + " RDMA devices, " +
-                   std::to_string(usable_ports(inv->devices).size()) + " usable ports, " +
-                   std::to_string(done) + " of " + std::to_string(transfers.size()) +
-                   " transfers run";
+  add_judged(result.findings, judge_rdma(readings, *ctx.thresholds));
+  to_json(result.readings, readings);
+
+  result.summary = device_summary(readings, selection) + " " + std::to_string(usable) +
+                   " usable ports, " + std::to_string(done) + " of " +
+                   std::to_string(transfers.size()) + " transfers run";
   int dmabuf = 0;
   int peer_memory = 0;
   for (const Metric& m : result.metrics) {

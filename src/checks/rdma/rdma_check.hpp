@@ -3,10 +3,11 @@
 
 namespace preflight {
 
-// RDMA NICs with libibverbs: inventory of every device and port against expectations
-// (--expect-rnics, rdma.min_port_gbps), the NIC's PCIe link, an RDMA-write loopback per port,
-// every ordered NIC pair through the fabric, and GPUDirect from each NIC's nearest GPU.
-// docs/checks/rdma.md.
+// RDMA NICs with libibverbs: inventory of every device and port; the compute NICs told apart
+// from storage and in-band ones (--rdma-devices, else PCIe proximity to the GPUs, else link layer
+// and rate) and judged against expectations (--expect-rnics, rdma.min_port_gbps), with their
+// PCIe links, an RDMA-write loopback per port, every ordered NIC pair through the fabric, and
+// GPUDirect from each NIC's nearest GPU. docs/checks/rdma.md.
 class RdmaCheck final : public Check {
  public:
   RdmaCheck();
@@ -14,6 +15,9 @@ class RdmaCheck final : public Check {
   void validate_options(const CheckOptions& options) const override;
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
   CheckResult run(CheckContext& ctx) const override;
+  // Parses the readings (rdma_readings.hpp) and judges them (judge_rdma).
+  std::optional<std::vector<Finding>> judge(const Readings& readings,
+                                            const Thresholds& thresholds) const override;
 
  private:
   CheckInfo info_;
@@ -21,5 +25,8 @@ class RdmaCheck final : public Check {
 
 // The value of --expect-rnics; throws InvalidInput for a bad one. nullopt when not given.
 std::optional<int> expected_rnics(const CheckOptions& options);
+// The value of --rdma-devices, in the order given; throws InvalidInput for a bad list (an empty
+// name, a character no device name has, a name twice). Empty when not given.
+std::vector<std::string> rdma_device_list(const CheckOptions& options);
 
 }  // namespace preflight

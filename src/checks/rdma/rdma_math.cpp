@@ -264,4 +264,51 @@ int nearest_gpu(const std::string& nic_sysfs_path, int nic_numa_node,
   return best != nullptr ? best->index : -1;
 }
 
+std::string gpu_affinity_name(GpuAffinity affinity) {
+  switch (affinity) {
+    case GpuAffinity::pcie_switch:
+      return "switch";
+    case GpuAffinity::root:
+      return "root";
+    case GpuAffinity::numa:
+      return "numa";
+    case GpuAffinity::none:
+      return "none";
+    case GpuAffinity::unknown:
+      break;
+  }
+  return "";
+}
+
+std::optional<GpuAffinity> parse_gpu_affinity(const std::string& text) {
+  for (GpuAffinity a :
+       {GpuAffinity::pcie_switch, GpuAffinity::root, GpuAffinity::numa, GpuAffinity::none}) {
+    if (text == gpu_affinity_name(a)) return a;
+  }
+  return std::nullopt;
+}
+
+GpuAffinity gpu_affinity(const std::string& nic_sysfs_path, int nic_numa_node,
+                         const GpuLocation& gpu) {
+  const std::vector<std::string> nic = path_components(nic_sysfs_path);
+  const std::vector<std::string> other = path_components(gpu.sysfs_path);
+  // Where the PCI tree starts: the host bridge, "pci0000:15". Anything before it is the sysfs
+  // mount ("/sys/devices"), which both must share for the comparison to mean anything.
+  const auto host_bridge = [](const std::vector<std::string>& c) {
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      if (c[i].rfind("pci", 0) == 0) return i;
+    }
+    return c.size();
+  };
+  const std::size_t start = host_bridge(nic);
+  if (start == nic.size() || host_bridge(other) != start) return GpuAffinity::unknown;
+  const std::size_t shared = common_prefix(nic, other);
+  if (shared < start) return GpuAffinity::unknown;  // different sysfs roots
+  const std::size_t shared_pci = shared - start;
+  if (shared_pci >= 2) return GpuAffinity::pcie_switch;  // host bridge and root port
+  if (shared_pci == 1) return GpuAffinity::root;
+  const bool same_numa = nic_numa_node >= 0 && nic_numa_node == gpu.numa_node;
+  return same_numa ? GpuAffinity::numa : GpuAffinity::none;
+}
+
 }  // namespace preflight

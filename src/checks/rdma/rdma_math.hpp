@@ -98,4 +98,23 @@ struct GpuLocation {
 int nearest_gpu(const std::string& nic_sysfs_path, int nic_numa_node,
                 const std::vector<GpuLocation>& gpus);
 
+// How close a NIC sits to a GPU, in the terms of `nvidia-smi topo -m`:
+// - pcie_switch ("switch"): they share a PCIe switch below the CPU's root port (PIX, PXB): the
+//   DGX/HGX layout of a compute NIC and its GPU;
+// - root ("root"): they share only the host bridge (PHB);
+// - numa ("numa"): different host bridges on the same NUMA node (NODE);
+// - none ("none"): not even the NUMA node (SYS);
+// - unknown: a sysfs path is missing (a software device, a fake library, no GPU located).
+enum class GpuAffinity { unknown, none, numa, root, pcie_switch };
+// "switch", "root", "numa", "none"; "" for unknown.
+std::string gpu_affinity_name(GpuAffinity affinity);
+// The inverse; nullopt for any other text ("" included).
+std::optional<GpuAffinity> parse_gpu_affinity(const std::string& text);
+// From the two sysfs paths: the components from the first "pci<domain>:<bus>" one (the host
+// bridge) on are compared; sharing the host bridge and the root port below it means sharing
+// the switch under that port (a root port has a single link). The NUMA nodes decide between
+// numa and none when not even the host bridge is shared (-1 matches nothing).
+GpuAffinity gpu_affinity(const std::string& nic_sysfs_path, int nic_numa_node,
+                         const GpuLocation& gpu);
+
 }  // namespace preflight

@@ -3,7 +3,6 @@
 #include "fleet/logic/fleet_planner.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -176,6 +175,8 @@ void FleetPlanner::record(const std::vector<GroupReport>& reports) {
       if (contains(g.members, b) && !contains(g.blamed, b)) g.blamed.push_back(b);
     }
     g.detail = matched[i]->detail;
+    g.speed = matched[i]->speed;
+    g.groups_compared = matched[i]->groups_compared;
     groups_.push_back(std::move(g));
   }
   // The groups of a round ran at the same time and share no node, so each one is judged by the
@@ -209,7 +210,9 @@ void FleetPlanner::apply(std::size_t gi) {
   // left is the cause: faulty for a failure, a straggler for a slow group. Except when every
   // earlier bad group of the suspect of the same kind also held one of these proven partners:
   // one bad link to that partner would explain them all, so it waits for another partner
-  // (convict_by_two_partners() then decides).
+  // (convict_by_two_partners() then decides). And a slow group is one measurement of a figure
+  // that fluctuates (a busy host, a congested link): a straggler must be slow again, this time
+  // with a proven partner, so a first slow group only makes it a suspect measured again.
   bool convicts = suspects.size() == 1 && goods > 0 && !excluded_member;
   if (convicts) {
     const Node& x = nodes_[static_cast<std::size_t>(suspects.front())];
@@ -225,6 +228,7 @@ void FleetPlanner::apply(std::size_t gi) {
       if (!shares) all_share = false;
     }
     if (earlier_same_kind && all_share) convicts = false;
+    if (g.outcome == GroupOutcome::slow && !earlier_same_kind) convicts = false;
   }
   for (int m : suspects) {
     Node& x = nodes_[static_cast<std::size_t>(m)];
@@ -278,6 +282,7 @@ FleetConclusion FleetPlanner::conclude() const {
   c.bound_reached = bound_reached_;
   c.nodes.resize(nodes_.size(), NodeConclusion::healthy);
   c.reasons.resize(nodes_.size());
+  c.speed = speeds();
   const fleet_reasons::Context ctx{nodes_, groups_, rounds_used_, bound_, bound_reached_};
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const Node& x = nodes_[i];
@@ -333,32 +338,43 @@ FleetConclusion FleetPlanner::conclude() const {
   return c;
 }
 
-std::vector<bool> slow_groups(const std::vector<double>& busbw_gbps,
-                              const std::vector<std::string>& comparable_key, double min_gbps,
-                              double median_factor) {
-  if (busbw_gbps.size() != comparable_key.size()) {
-    throw std::invalid_argument("slow_groups: " + std::to_string(busbw_gbps.size()) +
-                                " bandwidths for " + std::to_string(comparable_key.size()) +
-                                " keys");
+std::vector<NodeSpeed> FleetPlanner::speeds() const {
+  std::vector<NodeSpeed> out(nodes_.size());
+  // The best evidence of each node: a group judged normal, else one that finished unjudged or
+  // slow (a slow group that did not convict says no more of the node than an unjudged one);
+  // among equals, the one resting on the most comparable groups.
+  auto weight = [](SpeedJudgement j) {
+    switch (j) {
+      case SpeedJudgement::normal:
+        return 2;
+      case SpeedJudgement::unjudged:
+      case SpeedJudgement::slow:
+        return 1;
+      case SpeedJudgement::not_measured:
+        break;
+    }
+    return 0;
+  };
+  std::vector<int> best(nodes_.size(), 0);
+  for (const Group& g : groups_) {
+    const int w = weight(g.speed);
+    if (w == 0) continue;
+    for (int m : g.members) {
+      NodeSpeed& o = out[static_cast<std::size_t>(m)];
+      int& b = best[static_cast<std::size_t>(m)];
+      if (w < b || (w == b && g.groups_compared <= o.groups_compared)) continue;
+      b = w;
+      o.judgement = w == 2 ? SpeedJudgement::normal : SpeedJudgement::unjudged;
+      o.groups_compared = g.groups_compared;
+    }
   }
-  auto measured = [](double v) { return std::isfinite(v) && v > 0; };
-  std::map<std::string, std::vector<double>> by_key;
-  for (std::size_t i = 0; i < busbw_gbps.size(); ++i) {
-    if (measured(busbw_gbps[i])) by_key[comparable_key[i]].push_back(busbw_gbps[i]);
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& x = nodes_[i];
+    if (x.state != State::straggler || x.convicted_group < 0) continue;
+    out[i].judgement = SpeedJudgement::slow;
+    out[i].groups_compared = groups_[static_cast<std::size_t>(x.convicted_group)].groups_compared;
   }
-  std::map<std::string, double> median;
-  for (auto& [key, values] : by_key) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    median[key] = n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
-  }
-  std::vector<bool> slow(busbw_gbps.size(), false);
-  for (std::size_t i = 0; i < busbw_gbps.size(); ++i) {
-    const double v = busbw_gbps[i];
-    if (!measured(v)) continue;
-    slow[i] = v < min_gbps || (median_factor > 0 && v < median_factor * median[comparable_key[i]]);
-  }
-  return slow;
+  return out;
 }
 
 }  // namespace preflight

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "fleet/logic/fleet_speed.hpp"
 
 namespace preflight {
 
@@ -39,6 +42,10 @@ struct GroupReport {
   GroupOutcome outcome = GroupOutcome::ok;
   std::vector<int> blamed;  // members the data attributes the fault to (may be empty; a hint)
   std::string detail;       // short text for reasons, e.g. "timeout after 30.0 s"
+  // How the group's speed was judged (fleet_speed.hpp), for the conclusion's speed basis only:
+  // the outcome alone decides. A caller without a speed judgement leaves not_measured.
+  SpeedJudgement speed = SpeedJudgement::not_measured;
+  int groups_compared = 0;  // the comparable groups the judgement rested on, this one included
 };
 
 enum class NodeConclusion { healthy, faulty, straggler, ambiguous };
@@ -52,8 +59,19 @@ struct BadGroup {
   std::string reason;
 };
 
+// What a node's speed in the rounds rests on: `slow` for a straggler (the group that convicted
+// it), `normal` when a group of it was judged at speed (the one with the most comparable
+// groups), `unjudged` when its groups finished but none was judged normal (too few comparable
+// groups, or slow without being measured again), `not_measured` when none of its groups
+// finished or the caller gave no judgement.
+struct NodeSpeed {
+  SpeedJudgement judgement = SpeedJudgement::not_measured;
+  int groups_compared = 0;
+};
+
 struct FleetConclusion {
   std::vector<NodeConclusion> nodes;  // per node index
+  std::vector<NodeSpeed> speed;       // per node index
   // Per node; empty for a healthy node (except a lone node: "no partner: the network was not
   // tested"); one line naming the round(s) and partner(s).
   std::vector<std::string> reasons;
@@ -100,6 +118,8 @@ class FleetPlanner {
     GroupOutcome outcome = GroupOutcome::ok;
     std::vector<int> blamed;
     std::string detail;
+    SpeedJudgement speed = SpeedJudgement::not_measured;
+    int groups_compared = 0;
   };
   struct Node {
     State state = State::suspect;
@@ -116,6 +136,7 @@ class FleetPlanner {
  private:
   void apply(std::size_t group_index);
   void convict_by_two_partners();
+  std::vector<NodeSpeed> speeds() const;
 
   int n_ = 0;
   FleetPlannerOptions options_;
@@ -129,25 +150,26 @@ class FleetPlanner {
   std::vector<int> switch_id_;              // dense per node; empty without topology
 };
 
-// Straggler groups of one round by bus bandwidth: a group is slow when busbw < min_gbps, or below
-// median_factor x the median busbw of the groups with the same comparable key (same member count
-// and GPU count; the caller builds the key). Groups with busbw <= 0 (failed) or NaN are ignored
-// for the median and never marked slow; median_factor <= 0 turns the median test off. Returns one
-// bool per group. Throws std::invalid_argument when the two vectors differ in size.
-std::vector<bool> slow_groups(const std::vector<double>& busbw_gbps,
-                              const std::vector<std::string>& comparable_key, double min_gbps,
-                              double median_factor);
+// slow_groups() and the speed judgement of the fleet command: fleet_speed.hpp.
 
-// A made-up fleet for the tests, the benchmark and dry runs of the planner: a group fails when
-// it holds a faulty node or both ends of a bad link, and is slow when it holds a straggler and
-// does not fail.
+// A made-up fleet for the tests, the benchmark and dry runs of the planner: a group times out
+// when it holds a hung node, fails when it holds a faulty node or both ends of a bad link, and
+// is slow when it holds a straggler and does not fail.
 struct SimulatedFleet {
-  explicit SimulatedFleet(int nodes) : faulty(nodes, 0), straggler(nodes, 0) {}
+  explicit SimulatedFleet(int nodes) : faulty(nodes, 0), straggler(nodes, 0), hung(nodes, 0) {}
   std::vector<char> faulty;                 // per node
   std::vector<char> straggler;              // per node
+  std::vector<char> hung;                   // per node: its groups time out
   std::set<std::pair<int, int>> bad_links;  // (lower, higher) node index
   void add_bad_link(int a, int b) { bad_links.insert({std::min(a, b), std::max(a, b)}); }
+  // With busbw_gbps set, speed is measured rather than known: every group that does not fail
+  // gets busbw_gbps(round, members) and simulate_fleet judges the rounds with RoundSpeedJudge
+  // (min_gbps, slow_factor), as the fleet command does; `straggler` is then not used.
+  std::function<double(int round, const std::vector<int>& members)> busbw_gbps;
+  double slow_factor = 0.8;
+  double min_gbps = 0;
 };
+// One group with known speed: `straggler` makes it slow.
 GroupReport simulate_group(const SimulatedFleet& fleet, const std::vector<int>& members);
 
 struct SimulationRun {

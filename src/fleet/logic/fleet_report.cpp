@@ -140,6 +140,8 @@ std::string fleet_verdict_to_json_text(const FleetVerdict& v) {
     nj["verdict"] = n.verdict;
     nj["reasons"] = n.reasons;
     nj["local"] = local_summary_to_json(n.local);
+    nj["round_speed"] = n.round_speed;
+    nj["groups_compared"] = n.groups_compared;
     nodes.push_back(std::move(nj));
   }
   j["nodes"] = std::move(nodes);
@@ -152,7 +154,10 @@ std::string fleet_verdict_to_json_text(const FleetVerdict& v) {
                         {"outcome", g.outcome},
                         {"busbw_gbps", number_or_null(g.busbw_gbps)},
                         {"duration_s", seconds_json(g.duration_s)},
-                        {"detail", g.detail}});
+                        {"detail", g.detail},
+                        {"speed", g.speed},
+                        {"groups_compared", g.groups_compared},
+                        {"median_gbps", number_or_null(g.median_gbps)}});
     }
     rounds.push_back({{"index", r.index}, {"groups", std::move(groups)}});
   }

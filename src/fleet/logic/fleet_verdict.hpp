@@ -52,6 +52,11 @@ struct FleetNode {
   std::string verdict = "healthy";  // healthy | faulty | straggler | ambiguous
   std::vector<std::string> reasons;
   LocalSummary local;
+  // The rounds' judgement of its speed (the group bus bandwidths, not its own figures) and how
+  // many comparable groups it rested on: "slow" (a straggler by the rounds), "normal",
+  // "unjudged" or "not_measured" (NodeSpeed in fleet_planner.hpp).
+  std::string round_speed = "not_measured";
+  int groups_compared = 0;
 };
 
 // One group of one round: the ranks that all-gathered together and how it went.
@@ -61,6 +66,11 @@ struct FleetGroupRecord {
   double busbw_gbps = 0;
   double duration_s = 0;
   std::string detail;
+  // How its speed was judged (fleet_speed.hpp): "normal", "slow", "unjudged", or "not_measured"
+  // for a group that did not finish; over how many comparable groups and their median.
+  std::string speed = "not_measured";
+  int groups_compared = 0;
+  double median_gbps = 0;
 };
 
 struct FleetRound {

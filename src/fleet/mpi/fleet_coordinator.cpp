@@ -165,12 +165,16 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   for (int r = 0; r < world; ++r) {
     FleetNode& node = v.nodes[r];
     node.verdict = std::string(to_string(conclusion.nodes[r]));
+    node.round_speed = std::string(to_string(conclusion.speed[r].judgement));
+    node.groups_compared = conclusion.speed[r].groups_compared;
     if (!conclusion.reasons[r].empty()) node.reasons.push_back(conclusion.reasons[r]);
   }
   if (solo) {
     FleetNode& node = v.nodes[0];
     node.reasons.clear();
     node.verdict = solo->outcome == GroupOutcome::ok ? "healthy" : "faulty";
+    node.round_speed = std::string(to_string(solo->speed));
+    node.groups_compared = solo->groups_compared;
     if (solo->outcome != GroupOutcome::ok) {
       node.reasons.push_back("its all-gather across its own GPUs: " +
                              std::string(to_string(solo->outcome)) + ": " + solo->detail);

@@ -1,7 +1,6 @@
 #include "fleet/mpi/fleet_rounds.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 namespace preflight {
@@ -168,27 +167,19 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& u
     out.record.groups.push_back(std::move(record));
   }
 
-  // Slow groups, against the median of comparable groups of this and earlier rounds.
-  std::vector<double> all_busbw = history_busbw_;
-  std::vector<std::string> all_keys = history_keys_;
-  all_busbw.insert(all_busbw.end(), busbw.begin(), busbw.end());
-  all_keys.insert(all_keys.end(), keys.begin(), keys.end());
-  const auto slow =
-      slow_groups(all_busbw, all_keys, run_.args->min_busbw_gbps, run_.args->slow_factor);
-  const std::size_t offset = history_busbw_.size();
+  // Slow groups, against the median of comparable groups of this and earlier rounds, and only
+  // where there are enough of them (fleet_speed.hpp).
+  const std::vector<GroupSpeed> speeds = speed_.judge_round(busbw, keys);
   for (std::size_t g = 0; g < plan.groups.size(); ++g) {
     GroupReport& report = out.reports[g];
-    if (busbw[g] <= 0) continue;
-    if (slow[offset + g]) {
+    report.speed = speeds[g].judgement;
+    report.groups_compared = speeds[g].groups_compared;
+    out.record.groups[g].speed = std::string(to_string(speeds[g].judgement));
+    out.record.groups[g].groups_compared = speeds[g].groups_compared;
+    out.record.groups[g].median_gbps = speeds[g].median_gbps;
+    if (speeds[g].judgement == SpeedJudgement::slow) {
       report.outcome = GroupOutcome::slow;
-      char text[160];
-      std::snprintf(text, sizeof text, "bus bandwidth %.3g GB/s is slow for %s", busbw[g],
-                    keys[g].c_str());
-      report.detail = text;
-    } else {
-      // Only groups judged normal become the reference of later rounds.
-      history_busbw_.push_back(busbw[g]);
-      history_keys_.push_back(keys[g]);
+      report.detail = speeds[g].detail;
     }
   }
   for (std::size_t g = 0; g < plan.groups.size(); ++g) {

@@ -26,17 +26,19 @@ std::vector<int> blamed_members(const std::vector<int>& members,
 
 class RoundDriver {
  public:
-  RoundDriver(FleetRun& run, std::vector<int> gpus) : run_(run), gpus_(std::move(gpus)) {}
+  RoundDriver(FleetRun& run, std::vector<int> gpus)
+      : run_(run),
+        gpus_(std::move(gpus)),
+        speed_(run.args->min_busbw_gbps, run.args->slow_factor) {}
   RoundResult run_round(const RoundPlan& plan, const std::set<int>& unresponsive);
   bool threads_abandoned() const { return threads_abandoned_; }
 
  private:
   FleetRun& run_;
   std::vector<int> gpus_;  // per rank: GPUs usable by CUDA
-  // Bus bandwidths of the groups that passed in earlier rounds, with their comparison keys: a
-  // later round may hold a single group, which is no median of its own.
-  std::vector<double> history_busbw_;
-  std::vector<std::string> history_keys_;
+  // Judges each round with the groups of earlier rounds that were not slow: a later round may
+  // hold a single group, which is no median of its own.
+  RoundSpeedJudge speed_;
   bool threads_abandoned_ = false;
 };
 

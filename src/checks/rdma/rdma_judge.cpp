@@ -1,0 +1,314 @@
+// judge_rdma (rdma_judge.hpp): the compute fabric told apart from the other NICs, then judged.
+#include "checks/rdma/rdma_judge.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "checks/bandwidth/bandwidth_math.hpp"  // pcie_link_gbps, pcie_link_name
+#include "preflight/catalogue.hpp"
+
+namespace preflight {
+
+namespace {
+
+std::string format_gbit(double gbps) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f Gb/s", gbps);
+  return text;
+}
+
+std::string format_rate(double gbps) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g Gb/s", gbps);
+  return text;
+}
+
+double rate_of(const RdmaPort& p) {
+  return p.rate_gbps > 0 ? p.rate_gbps : rdma_port_rate_gbps(p.active_speed, p.active_width);
+}
+
+bool up(const RdmaPort& p) {
+  return p.state == "ACTIVE" && p.phys_state == "LinkUp";
+}
+
+std::string port_entity(const std::string& device, int port) {
+  return port == 1 ? device : device + ":" + std::to_string(port);
+}
+
+// A device's fastest active port, for the fabric rule; nullptr when none is up.
+const RdmaPort* fastest_up(const RdmaDevice& d) {
+  const RdmaPort* best = nullptr;
+  for (const RdmaPort& p : d.ports) {
+    if (up(p) && (best == nullptr || rate_of(p) > rate_of(*best))) best = &p;
+  }
+  return best;
+}
+
+std::string layer_name(const std::string& layer) {
+  return layer.empty() ? "an unknown link layer" : layer;
+}
+
+std::string affinity_phrase(const RdmaNicReading& r) {
+  const bool located = r.device.nearest_gpu >= 0;
+  const std::string gpu = located ? "nearest " + gpu_entity(r.device.nearest_gpu) : "nearest GPU";
+  switch (r.gpu_affinity) {
+    case GpuAffinity::root:
+      return gpu + " shares only its host bridge";
+    case GpuAffinity::numa:
+      return gpu + " is on its NUMA node, under another host bridge";
+    case GpuAffinity::none:
+      return gpu + " is on another NUMA node";
+    case GpuAffinity::pcie_switch:
+    case GpuAffinity::unknown:
+      break;
+  }
+  return located ? gpu + ", PCIe path unknown" : "no GPU located near it";
+}
+
+// The fabric rule's link layer: the one most NICs' fastest active ports run on (a tie goes to
+// the layer with the faster port, then to the first by name). false when no port is up.
+bool fabric_of(const std::vector<RdmaNicReading>& devices, NicSelection& s) {
+  std::map<std::string, std::pair<int, double>> layers;  // layer -> (NICs, fastest port)
+  for (const RdmaNicReading& r : devices) {
+    const RdmaPort* p = r.device.error.empty() ? fastest_up(r.device) : nullptr;
+    if (p == nullptr) continue;
+    auto& entry = layers[p->link_layer];
+    ++entry.first;
+    entry.second = std::max(entry.second, rate_of(*p));
+  }
+  int best_count = 0;
+  double best_rate = 0;
+  for (const auto& [layer, entry] : layers) {
+    if (entry.first > best_count || (entry.first == best_count && entry.second > best_rate)) {
+      best_count = entry.first;
+      best_rate = entry.second;
+      s.fabric_link_layer = layer;
+    }
+  }
+  return best_count > 0;
+}
+
+// Rate does not decide: a compute NIC that trained down (100 Gb/s on a 200 Gb/s HDR fabric)
+// must fail RDMA_PORT_SLOW, and without the PCIe tree it cannot be told from a slower storage
+// port of the same link layer (docs/checks/rdma.md, "How topology enters").
+void select_by_fabric(const std::vector<RdmaNicReading>& devices, NicSelection& s) {
+  s.any_port_up = fabric_of(devices, s);
+  const std::string why = ", while the compute fabric is taken to be the " +
+                          layer_name(s.fabric_link_layer) +
+                          " NICs (no NIC shares a PCIe switch with a GPU)";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const RdmaDevice& d = devices[i].device;
+    // Unknown (no port up anywhere, a device that could not be read): counted as compute, so
+    // a dead NIC is judged rather than excused.
+    if (!s.any_port_up || !d.error.empty()) continue;
+    if (const RdmaPort* p = fastest_up(d)) {
+      if (p->link_layer == s.fabric_link_layer) continue;
+      s.compute[i] = false;
+      s.reason[i] = "its fastest active port is " + layer_name(p->link_layer) + why;
+      continue;
+    }
+    // Every port down. A port of the other link layer cannot be on this fabric (InfiniBand and
+    // RoCE do not connect); any other dead NIC may be a compute NIC and is judged.
+    const bool foreign =
+        !d.ports.empty() && std::all_of(d.ports.begin(), d.ports.end(), [&](const RdmaPort& q) {
+          return !q.link_layer.empty() && q.link_layer != s.fabric_link_layer;
+        });
+    if (foreign) {
+      s.compute[i] = false;
+      s.reason[i] = "its ports are down and " + d.ports.front().link_layer + why;
+    }
+  }
+}
+
+// The NIC's PCIe link must carry its fastest port, and run as NIC and slot can.
+void judge_pcie(const RdmaDevice& d, std::vector<Finding>& findings) {
+  if (!d.pcie_gen || !d.pcie_width) return;
+  double fastest = 0;
+  for (const RdmaPort& p : d.ports) fastest = std::max(fastest, rate_of(p));
+  const double link_gbit = pcie_link_gbps(*d.pcie_gen, *d.pcie_width) * 8.0;
+  const bool below_max = (d.pcie_max_gen && *d.pcie_gen < *d.pcie_max_gen) ||
+                         (d.pcie_max_width && *d.pcie_width < *d.pcie_max_width);
+  const bool starved = fastest > 0 && link_gbit < fastest;
+  if (!below_max && !starved) return;
+  std::string text = "PCIe link " + pcie_link_name(*d.pcie_gen, *d.pcie_width);
+  if (d.pcie_max_gen && d.pcie_max_width) {
+    text += " (the NIC and slot can do " + pcie_link_name(*d.pcie_max_gen, *d.pcie_max_width) + ")";
+  }
+  text += " carries " + format_gbit(link_gbit) + " raw";
+  if (fastest > 0) text += " for a " + format_gbit(fastest) + " port";
+  findings.push_back(
+      make_finding("RDMA_PCIE_DEGRADED", d.name, text).measured(link_gbit, "Gb/s", fastest));
+}
+
+// What an other NIC is, for its info finding: why it is not compute, its ports, and a PCIe link
+// below what it can do (reported, not judged: see docs/checks/rdma.md).
+std::string other_nic_text(const RdmaDevice& d, const std::string& reason) {
+  std::string text = "not a compute NIC: " + reason + "; ports:";
+  if (d.ports.empty()) text += " none";
+  for (std::size_t i = 0; i < d.ports.size(); ++i) {
+    const RdmaPort& p = d.ports[i];
+    text += (i == 0 ? " " : ", ") + std::to_string(p.port_num) + " " +
+            (p.state.empty() ? "unknown" : p.state) + "/" +
+            (p.phys_state.empty() ? "unknown" : p.phys_state);
+    if (up(p) && rate_of(p) > 0) text += " " + format_rate(rate_of(p));
+    if (!p.link_layer.empty()) text += " " + p.link_layer;
+  }
+  if (d.pcie_gen && d.pcie_width && d.pcie_max_gen && d.pcie_max_width &&
+      (*d.pcie_gen < *d.pcie_max_gen || *d.pcie_width < *d.pcie_max_width)) {
+    text += "; PCIe link " + pcie_link_name(*d.pcie_gen, *d.pcie_width) + " of " +
+            pcie_link_name(*d.pcie_max_gen, *d.pcie_max_width);
+  }
+  return text + "; not judged, no transfers";
+}
+
+void judge_ports_of(const std::vector<RdmaDevice>& compute, double min_port_gbps,
+                    std::vector<Finding>& findings) {
+  RdmaExpectations expect;
+  expect.min_port_gbps = min_port_gbps;
+  for (const PortJudgement& j : judge_ports(compute, expect)) {
+    const std::string entity = port_entity(j.device, j.port);
+    switch (j.issue) {
+      case PortIssue::down:
+        findings.push_back(make_finding("RDMA_PORT_DOWN", entity, j.detail));
+        break;
+      case PortIssue::slow:
+        findings.push_back(make_finding("RDMA_PORT_SLOW", entity, j.detail));
+        break;
+      case PortIssue::no_gid:
+        findings.push_back(make_finding("RDMA_NO_GID", entity, j.detail));
+        break;
+      case PortIssue::unknown_rate:
+        findings.push_back(make_finding("RDMA_RATE_UNKNOWN", entity, j.detail));
+        break;
+      case PortIssue::none:
+        break;
+    }
+  }
+}
+
+void judge_transfer_rate(const RdmaTransferReading& t, const Thresholds& thresholds,
+                         std::vector<Finding>& findings) {
+  const RdmaTransferResult& r = t.result;
+  // One that failed or hung is an observation the run reported; it has no rate to judge.
+  if (r.timed_out || !r.error.empty()) return;
+  const double fail = thresholds.get("rdma.fail_fraction");
+  const double warn = thresholds.get("rdma.warn_fraction");
+  const TransferClass c = classify_transfer(r.gbps, t.planned.expected_gbps, fail, warn);
+  if (c == TransferClass::ok) return;
+  const std::string text = describe_transfer(t.planned) + ": " + format_gbit(r.gbps) + " of a " +
+                           format_gbit(t.planned.expected_gbps) + " port" +
+                           (r.registration.empty() ? "" : " (" + r.registration + ")");
+  Finding f =
+      make_finding(c == TransferClass::fail ? "RDMA_BANDWIDTH_LOW" : "RDMA_BANDWIDTH_MARGINAL",
+                   t.planned.entity, text);
+  f.measured(r.gbps, "Gb/s", t.planned.expected_gbps * (c == TransferClass::fail ? fail : warn));
+  f.injected = t.injected_slow_factor.has_value();
+  findings.push_back(std::move(f));
+}
+
+}  // namespace
+
+NicSelection select_compute_nics(const std::vector<RdmaNicReading>& devices,
+                                 const std::vector<std::string>& listed) {
+  NicSelection s;
+  s.compute.assign(devices.size(), true);
+  s.reason.assign(devices.size(), "");
+  if (!listed.empty()) {
+    s.rule = NicRule::listed;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      if (std::find(listed.begin(), listed.end(), devices[i].device.name) == listed.end()) {
+        s.compute[i] = false;
+        s.reason[i] = "not in --rdma-devices";
+      }
+    }
+    for (const std::string& name : listed) {
+      const bool found = std::any_of(devices.begin(), devices.end(), [&](const RdmaNicReading& r) {
+        return r.device.name == name;
+      });
+      if (!found) s.missing.push_back(name);
+    }
+    return s;
+  }
+  const bool any_switch = std::any_of(devices.begin(), devices.end(), [](const RdmaNicReading& r) {
+    return r.gpu_affinity == GpuAffinity::pcie_switch;
+  });
+  if (any_switch) {
+    s.rule = NicRule::gpu_switch;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      if (devices[i].gpu_affinity == GpuAffinity::pcie_switch) continue;
+      s.compute[i] = false;
+      s.reason[i] = "no GPU shares its PCIe switch (" + affinity_phrase(devices[i]) +
+                    "), while other NICs share one with a GPU";
+    }
+    return s;
+  }
+  s.rule = NicRule::fabric;
+  select_by_fabric(devices, s);
+  return s;
+}
+
+std::string describe_rule(const NicSelection& s) {
+  switch (s.rule) {
+    case NicRule::listed:
+      return "listed in --rdma-devices";
+    case NicRule::gpu_switch:
+      return "sharing a PCIe switch with a GPU";
+    case NicRule::fabric:
+      break;
+  }
+  if (!s.any_port_up) return "no port up anywhere: every NIC counted";
+  return "on the " + layer_name(s.fabric_link_layer) + " fabric";
+}
+
+std::string describe_transfer(const PlannedTransfer& t) {
+  return t.kind + " " + t.from_device + (t.kind == "pair" ? " -> " + t.to_device : std::string()) +
+         (t.memory == RdmaMemory::gpu ? " with " + gpu_entity(t.gpu_index) : std::string());
+}
+
+std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& thresholds) {
+  std::vector<Finding> findings;
+  const NicSelection s = select_compute_nics(readings.devices, readings.rdma_devices);
+  std::string names;
+  for (const RdmaNicReading& r : readings.devices) {
+    names += (names.empty() ? "" : ", ") + r.device.name;
+  }
+  for (const std::string& name : s.missing) {
+    findings.push_back(make_finding("RDMA_DEVICE_MISSING", name,
+                                    "--rdma-devices names " + name +
+                                        ", which this node does not have (its RDMA devices: " +
+                                        (names.empty() ? "none" : names) + ")"));
+  }
+  std::vector<RdmaDevice> compute;
+  for (std::size_t i = 0; i < readings.devices.size(); ++i) {
+    const RdmaDevice& d = readings.devices[i].device;
+    if (!s.compute[i]) {
+      findings.push_back(
+          make_finding("RDMA_NIC_NOT_COMPUTE", d.name, other_nic_text(d, s.reason[i])));
+      continue;
+    }
+    compute.push_back(d);
+    // A device that could not be read is the run's observation (RDMA_DEVICE_ERROR).
+    if (d.error.empty()) judge_pcie(d, findings);
+  }
+  judge_ports_of(compute, thresholds.get("rdma.min_port_gbps"), findings);
+  if (readings.expect_rnics) {
+    const auto usable = usable_ports(compute);
+    const int expected = *readings.expect_rnics;
+    if (static_cast<int>(usable.size()) != expected) {
+      findings.push_back(make_finding("RDMA_COUNT_MISMATCH", "node",
+                                      std::to_string(usable.size()) +
+                                          " usable RDMA ports (active, link up) on " +
+                                          std::to_string(compute.size()) +
+                                          " compute NICs, expected " + std::to_string(expected))
+                             .measured(static_cast<double>(usable.size()), "ports", expected));
+    }
+  }
+  for (const RdmaTransferReading& t : readings.transfers) {
+    judge_transfer_rate(t, thresholds, findings);
+  }
+  return findings;
+}
+
+}  // namespace preflight

@@ -1,0 +1,52 @@
+#pragma once
+// The rdma check's judgement, a pure function of its readings (rdma_readings.hpp) and the
+// thresholds: which NICs are the compute fabric, then their ports, their count, their PCIe
+// links and the transfers' rates. Host-only, tested without any engine
+// (tests/unit/test_rdma_readings.cpp). docs/checks/rdma.md, "How topology enters".
+#include <string>
+#include <vector>
+
+#include "checks/rdma/rdma_readings.hpp"
+#include "preflight/thresholds.hpp"
+#include "preflight/verdict.hpp"
+
+namespace preflight {
+
+// How the compute NICs were told from the others, in order of precedence:
+// - listed: --rdma-devices names them;
+// - gpu_switch: some NIC shares a PCIe switch with a GPU (gpu_affinity "switch"): exactly those,
+//   the DGX/HGX layout of one compute NIC (or two) behind each GPU's switch;
+// - fabric: no NIC does (topology unknown, no GPU, or a layout without switches): the NICs
+//   whose fastest active port is on the node's majority link layer, whatever its rate, and the
+//   NICs whose every port is down unless those ports are all of another link layer.
+enum class NicRule { listed, gpu_switch, fabric };
+
+struct NicSelection {
+  NicRule rule = NicRule::fabric;
+  std::vector<bool> compute;         // per device of the readings, in their order
+  std::vector<std::string> reason;   // per device: why it is not a compute NIC ("" if it is)
+  std::vector<std::string> missing;  // names of --rdma-devices the node does not have
+  // fabric: whether any port is up, and the link layer taken for the compute fabric.
+  bool any_port_up = false;
+  std::string fabric_link_layer;
+};
+
+NicSelection select_compute_nics(const std::vector<RdmaNicReading>& devices,
+                                 const std::vector<std::string>& listed);
+// "listed in --rdma-devices", "sharing a PCIe switch with a GPU", "on the InfiniBand fabric":
+// how the summary says which NICs were taken.
+std::string describe_rule(const NicSelection& selection);
+
+// The judged findings: RDMA_DEVICE_MISSING (a --rdma-devices name the node lacks),
+// RDMA_NIC_NOT_COMPUTE (info, per other NIC), RDMA_PCIE_DEGRADED, RDMA_PORT_DOWN,
+// RDMA_PORT_SLOW, RDMA_NO_GID, RDMA_RATE_UNKNOWN (compute NICs only), RDMA_COUNT_MISMATCH
+// (usable compute ports against --expect-rnics), and RDMA_BANDWIDTH_LOW / _MARGINAL for every
+// transfer that completed (rdma.fail_fraction, rdma.warn_fraction of its expected rate).
+// Messages are made from the readings and thresholds only.
+std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& thresholds);
+
+// "loopback mlx5_0", "pair mlx5_0 -> mlx5_3", "gpudirect mlx5_0 with gpu0": how messages name
+// a transfer.
+std::string describe_transfer(const PlannedTransfer& t);
+
+}  // namespace preflight

@@ -1,0 +1,124 @@
+// Group speed judgement for the fleet rounds (fleet_speed.hpp, docs/fleet-planner.md#stragglers).
+#include "fleet/logic/fleet_speed.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+namespace preflight {
+namespace {
+
+bool measured(double v) {
+  return std::isfinite(v) && v > 0;
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  if (n == 0) return 0;
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+}  // namespace
+
+std::string_view to_string(SpeedJudgement j) {
+  switch (j) {
+    case SpeedJudgement::not_measured:
+      return "not_measured";
+    case SpeedJudgement::unjudged:
+      return "unjudged";
+    case SpeedJudgement::normal:
+      return "normal";
+    case SpeedJudgement::slow:
+      return "slow";
+  }
+  return "unknown";
+}
+
+std::vector<GroupSpeed> judge_group_speeds(const std::vector<double>& busbw_gbps,
+                                           const std::vector<std::string>& comparable_key,
+                                           double min_gbps, double median_factor) {
+  if (busbw_gbps.size() != comparable_key.size()) {
+    throw std::invalid_argument("group speeds: " + std::to_string(busbw_gbps.size()) +
+                                " bandwidths for " + std::to_string(comparable_key.size()) +
+                                " keys");
+  }
+  std::map<std::string, std::vector<double>> by_key;
+  for (std::size_t i = 0; i < busbw_gbps.size(); ++i) {
+    if (measured(busbw_gbps[i])) by_key[comparable_key[i]].push_back(busbw_gbps[i]);
+  }
+  std::map<std::string, double> median;
+  for (const auto& [key, values] : by_key) median[key] = median_of(values);
+
+  const bool floor_on = min_gbps > 0;
+  const bool median_on = median_factor > 0;
+  std::vector<GroupSpeed> out(busbw_gbps.size());
+  for (std::size_t i = 0; i < busbw_gbps.size(); ++i) {
+    const double v = busbw_gbps[i];
+    if (!measured(v)) continue;
+    GroupSpeed& s = out[i];
+    const std::string& key = comparable_key[i];
+    s.groups_compared = static_cast<int>(by_key[key].size());
+    s.median_gbps = median[key];
+    const bool enough = s.groups_compared >= kMinComparableGroups;
+    char text[200];
+    if (floor_on && v < min_gbps) {
+      s.judgement = SpeedJudgement::slow;
+      std::snprintf(text, sizeof text, "bus bandwidth %.3g GB/s < the floor of %.3g GB/s", v,
+                    min_gbps);
+      s.detail = text;
+    } else if (median_on && enough && v < median_factor * s.median_gbps) {
+      s.judgement = SpeedJudgement::slow;
+      std::snprintf(text, sizeof text,
+                    "bus bandwidth %.3g GB/s < %.3g x the median %.3g GB/s of %d groups of %s", v,
+                    median_factor, s.median_gbps, s.groups_compared, key.c_str());
+      s.detail = text;
+    } else if ((median_on && enough) || floor_on) {
+      s.judgement = SpeedJudgement::normal;
+    } else {
+      // Fewer than three comparable groups (or the median test off) and no floor: no evidence
+      // either way, and no evidence is not slowness.
+      s.judgement = SpeedJudgement::unjudged;
+    }
+  }
+  return out;
+}
+
+std::vector<bool> slow_groups(const std::vector<double>& busbw_gbps,
+                              const std::vector<std::string>& comparable_key, double min_gbps,
+                              double median_factor) {
+  const auto speeds = judge_group_speeds(busbw_gbps, comparable_key, min_gbps, median_factor);
+  std::vector<bool> slow(speeds.size(), false);
+  for (std::size_t i = 0; i < speeds.size(); ++i) {
+    slow[i] = speeds[i].judgement == SpeedJudgement::slow;
+  }
+  return slow;
+}
+
+std::vector<GroupSpeed> RoundSpeedJudge::judge_round(
+    const std::vector<double>& busbw_gbps, const std::vector<std::string>& comparable_key) {
+  if (busbw_gbps.size() != comparable_key.size()) {
+    throw std::invalid_argument("round speeds: " + std::to_string(busbw_gbps.size()) +
+                                " bandwidths for " + std::to_string(comparable_key.size()) +
+                                " keys");
+  }
+  std::vector<double> all_busbw = history_busbw_;
+  std::vector<std::string> all_keys = history_keys_;
+  all_busbw.insert(all_busbw.end(), busbw_gbps.begin(), busbw_gbps.end());
+  all_keys.insert(all_keys.end(), comparable_key.begin(), comparable_key.end());
+  const auto all = judge_group_speeds(all_busbw, all_keys, min_gbps_, median_factor_);
+  const std::size_t offset = history_busbw_.size();
+  std::vector<GroupSpeed> out(all.begin() + static_cast<std::ptrdiff_t>(offset), all.end());
+  for (std::size_t g = 0; g < out.size(); ++g) {
+    const SpeedJudgement j = out[g].judgement;
+    if (j == SpeedJudgement::normal || j == SpeedJudgement::unjudged) {
+      history_busbw_.push_back(busbw_gbps[g]);
+      history_keys_.push_back(comparable_key[g]);
+    }
+  }
+  return out;
+}
+
+}  // namespace preflight

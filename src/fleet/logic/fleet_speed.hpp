@@ -1,0 +1,76 @@
+#pragma once
+// Whether a group of a fleet round ran at speed: its all-gather bus bandwidth against the
+// operator's floor and against the median of comparable groups (docs/fleet-planner.md#stragglers).
+// Pure host code: the fleet command and the simulated fleet judge with the same functions.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace preflight {
+
+// The fewest comparable groups, the judged one included, whose median may call a group slow.
+// With two, the median is the mean of the judged group and one other: a group at 0.6 of the
+// other is below 0.8 x that mean, so one ordinary fluctuation of one other group convicts
+// (issue 15: a healthy rank under `srun --mpi=pmix` was called a straggler that way). From three
+// on, a group below the median is not the median itself: the reference is another group's
+// figure (or the mean of two others), and one odd group cannot move it past the middle.
+constexpr int kMinComparableGroups = 3;
+
+enum class SpeedJudgement {
+  not_measured,  // the group did not finish (or reported no figure): nothing to judge
+  unjudged,      // finished, but too few comparable groups and no floor to judge it by
+  normal,        // at or above the floor and not below the median factor
+  slow,          // below the floor, or below median_factor x the median of >= 3 groups
+};
+// "not_measured", "unjudged", "normal", "slow".
+std::string_view to_string(SpeedJudgement j);
+
+struct GroupSpeed {
+  SpeedJudgement judgement = SpeedJudgement::not_measured;
+  // The measured groups with the same comparable key that the median was taken over, the
+  // judged one included; 0 for a group that was not measured.
+  int groups_compared = 0;
+  double median_gbps = 0;  // their median; 0 when not measured
+  // Why a slow group is slow, e.g. "bus bandwidth 12 GB/s < 0.8 x the median 20 GB/s of 3
+  // groups of 2 nodes, 16 GPUs"; empty otherwise.
+  std::string detail;
+};
+
+// One set of groups judged together. A group is slow when its busbw is below min_gbps (the
+// operator's floor: an expectation, not a comparison, so it needs no other group), or, when it
+// has at least kMinComparableGroups measured groups of its comparable key (same member count and
+// GPU count; the caller builds the key), below median_factor x their median. busbw <= 0 or NaN:
+// not measured, left out of the medians. median_factor <= 0 turns the median test off. Throws
+// std::invalid_argument when the two vectors differ in size.
+std::vector<GroupSpeed> judge_group_speeds(const std::vector<double>& busbw_gbps,
+                                           const std::vector<std::string>& comparable_key,
+                                           double min_gbps, double median_factor);
+
+// judge_group_speeds(...) reduced to one bool per group: judgement == slow.
+std::vector<bool> slow_groups(const std::vector<double>& busbw_gbps,
+                              const std::vector<std::string>& comparable_key, double min_gbps,
+                              double median_factor);
+
+// The judgement across rounds: a later round may hold a single group, which is no median of
+// its own, so each round is judged together with the groups of earlier rounds that were not
+// slow (normal or unjudged). A slow group never becomes a reference: a slow node tested again
+// must not lower the median it is compared with.
+class RoundSpeedJudge {
+ public:
+  RoundSpeedJudge(double min_gbps, double median_factor)
+      : min_gbps_(min_gbps), median_factor_(median_factor) {}
+  // One entry per group of the round, in the round's order. Throws std::invalid_argument when
+  // the two vectors differ in size.
+  std::vector<GroupSpeed> judge_round(const std::vector<double>& busbw_gbps,
+                                      const std::vector<std::string>& comparable_key);
+  std::size_t references() const { return history_busbw_.size(); }
+
+ private:
+  double min_gbps_ = 0;
+  double median_factor_ = 0;
+  std::vector<double> history_busbw_;
+  std::vector<std::string> history_keys_;
+};
+
+}  // namespace preflight
