@@ -190,7 +190,7 @@ struct Verdict {
   // those of burnin->reported_pass.
   std::optional<BurninInfo> burnin;
   std::vector<PassRecord> passes;
-  std::optional<int> first_failed_pass;  // the first pass whose verdict was unhealthy
+  std::optional<int> first_failed_pass;        // the first pass whose verdict was unhealthy
   std::optional<ThresholdsRecord> thresholds;  // nullopt: none were set (discovery failed)
   std::optional<RejudgeRecord> rejudged;
 };

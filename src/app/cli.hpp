@@ -38,10 +38,10 @@ struct ReportArgs {
 // `preflight judge VERDICT...`: recorded readings judged again (docs/judge.md).
 struct JudgeArgs {
   std::vector<std::string> files;
-  std::string thresholds_path;   // --thresholds FILE, on top of the SKU's values
-  std::string sku;               // --sku ID: instead of the SKU the run recorded
-  bool recorded = false;         // --recorded-thresholds: the values the run was judged with
-  std::string json_path;         // --json PATH|-; with several files, a directory
+  std::string thresholds_path;  // --thresholds FILE, on top of the SKU's values
+  std::string sku;              // --sku ID: instead of the SKU the run recorded
+  bool recorded = false;        // --recorded-thresholds: the values the run was judged with
+  std::string json_path;        // --json PATH|-; with several files, a directory
   bool strict = false;
   bool colour = true;
 };

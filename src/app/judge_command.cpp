@@ -36,20 +36,21 @@ const SkuSpec* sku_by_flag(const std::string& id) {
 }
 
 // The thresholds to judge one verdict with, and how they were chosen (for the verdict).
-Thresholds thresholds_for(const Verdict& recorded, const JudgeArgs& args,
-                          const std::string& origin, std::string& by) {
+Thresholds thresholds_for(const Verdict& recorded, const JudgeArgs& args, const std::string& origin,
+                          std::string& by) {
   if (args.recorded) {
     if (!recorded.thresholds) {
-      throw InvalidInput(origin + ": records no thresholds (a verdict of an older version, or "
-                                  "discovery failed): judge it with --sku or the detected SKU");
+      throw InvalidInput(origin +
+                         ": records no thresholds (a verdict of an older version, or "
+                         "discovery failed): judge it with --sku or the detected SKU");
     }
     std::vector<std::string> unknown;
     Thresholds t = thresholds_from_record(*recorded.thresholds, origin, unknown);
     by = "recorded";
     if (!unknown.empty()) {
       std::cerr << "preflight: " << origin << ": " << unknown.size()
-                << " recorded thresholds unknown to this version ignored, first "
-                << unknown.front() << '\n';
+                << " recorded thresholds unknown to this version ignored, first " << unknown.front()
+                << '\n';
       by += " (" + std::to_string(unknown.size()) + " unknown keys ignored)";
     }
     return t;
@@ -137,8 +138,7 @@ CommandResult judge_command(const Invocation& inv) {
       try {
         write_file_atomically(targets[i], json);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "preflight: internal error: cannot write the verdict: %s\n",
-                     e.what());
+        std::fprintf(stderr, "preflight: internal error: cannot write the verdict: %s\n", e.what());
         tool_error = true;
       }
     }

@@ -92,11 +92,11 @@ const std::vector<ThresholdSpec>& threshold_specs() {
        "measured dense FP16 TFLOP/s of a healthy GPU of this SKU (0: judge against the peak)", 0,
        100000, false, 0},
       {"gemm.fail_fraction_of_sustained", "fraction",
-       "a GPU's median TFLOP/s below this share of the dtype's sustained figure fails", 0, 1,
-       false, 0.8},
+       "a GPU's median TFLOP/s below this share of the dtype's sustained figure fails", 0, 1, false,
+       0.8},
       {"gemm.warn_fraction_of_sustained", "fraction",
-       "a GPU's median TFLOP/s below this share of the dtype's sustained figure warns", 0, 1,
-       false, 0.9, "gemm.fail_fraction_of_sustained", false},
+       "a GPU's median TFLOP/s below this share of the dtype's sustained figure warns", 0, 1, false,
+       0.9, "gemm.fail_fraction_of_sustained", false},
       // Bandwidth checks. Fractions are policy (docs/thresholds.md); expected_gbps and
       // peak_gbps are datasheet figures, 0 where the SKU gives none (no judgement against them).
       {"pcie.fail_fraction", "fraction",

@@ -3,7 +3,6 @@
 // changes unless the whole document is valid.
 #include "preflight/thresholds.hpp"
 
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>

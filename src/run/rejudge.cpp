@@ -97,9 +97,8 @@ Verdict rejudge(const Verdict& recorded, const CheckRegistry& registry,
   const auto judge_all = [&](std::vector<CheckResult>& checks, bool count) {
     for (CheckResult& c : checks) {
       const Check* check = registry.find(c.name);
-      const bool done =
-          check != nullptr && rejudge_check(c, *check, *settings.thresholds, faults,
-                                            settings.fault_kinds);
+      const bool done = check != nullptr && rejudge_check(c, *check, *settings.thresholds, faults,
+                                                          settings.fault_kinds);
       if (!count || c.status == Status::skip) continue;
       if (done) {
         ++record.checks_rejudged;

@@ -23,10 +23,10 @@ Thresholds thresholds_from_record(const ThresholdsRecord& record, const std::str
 
 struct RejudgeSettings {
   const Thresholds* thresholds = nullptr;
-  std::string thresholds_by;  // for the verdict: how the thresholds were chosen
-  std::string source;         // the file the verdict came from
-  std::string judged_at;      // UTC ISO-8601
-  bool strict = false;        // warnings exit 1, as `run --strict`
+  std::string thresholds_by;               // for the verdict: how the thresholds were chosen
+  std::string source;                      // the file the verdict came from
+  std::string judged_at;                   // UTC ISO-8601
+  bool strict = false;                     // warnings exit 1, as `run --strict`
   std::vector<FaultKindSpec> fault_kinds;  // to mark findings of the recorded injected faults
 };
 

@@ -105,7 +105,6 @@ void mark_injected(CheckResult& result, const FaultPlan& faults,
   }
 }
 
-
 std::optional<NodeReading> discover_within(NodeBackend& backend, std::chrono::seconds budget) {
   NodeBackend* b = &backend;
   auto task = BoundedTask<NodeReading>::start([b] { return b->discover(); });

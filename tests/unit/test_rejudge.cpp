@@ -153,9 +153,9 @@ TEST_CASE("rejudge: judged findings follow new thresholds, observations stay") {
   const Verdict looser = judged_with(v, thresholds_with_warn(90));
   CHECK(codes_of(looser.checks[0]) == std::vector<std::string>{"HBM_PATTERN_MISMATCH@gpu0"});
   const Verdict tighter = judged_with(v, thresholds_with_warn(50));
-  CHECK(codes_of(tighter.checks[0]) ==
-        std::vector<std::string>{"HBM_PATTERN_MISMATCH@gpu0", "TEMPERATURE_HIGH@gpu0",
-                                 "TEMPERATURE_HIGH@gpu1"});
+  CHECK(codes_of(tighter.checks[0]) == std::vector<std::string>{"HBM_PATTERN_MISMATCH@gpu0",
+                                                                "TEMPERATURE_HIGH@gpu0",
+                                                                "TEMPERATURE_HIGH@gpu1"});
   for (const auto& f : tighter.checks[0].findings) {
     CHECK(f.judged == (f.code == "TEMPERATURE_HIGH"));
   }
@@ -223,7 +223,9 @@ TEST_CASE("rejudge: every pass of a repeated run is judged again") {
 
 TEST_CASE("verdict reader: a written verdict reads back and writes the same document") {
   Verdict v = recorded();
-  v.checks[0].matrices.push_back({"unidirectional_gbps", "GB/s", {"gpu0", "gpu1"},
+  v.checks[0].matrices.push_back({"unidirectional_gbps",
+                                  "GB/s",
+                                  {"gpu0", "gpu1"},
                                   {{std::nullopt, 100.5}, {99.0, std::nullopt}}});
   v.burnin = BurninInfo{3, std::nullopt, 1, "repeat", 1};
   PassRecord p;
@@ -255,7 +257,7 @@ TEST_CASE("verdict reader: bad documents are one line naming the file and the fi
       "status": "great"}]})") == "v.json: checks[0].status: unknown status \"great\"");
   CHECK(message(R"({"schema": "preflight.verdict/1", "verdict": "pass", "checks": [{"name": "x",
       "status": "pass", "findings": [{"code": 7}]}]})")
-            .find("v.json: checks[0].findings[0].code: expected a string, got number") == 0);
+            .find("v.json: checks[0].findings[0].code: expected a string, got 7") == 0);
 }
 
 TEST_CASE("verdict reader: files are read with bounds") {

@@ -6,7 +6,7 @@
 #include <limits>
 #include <utility>
 
-#include "checks/inventory/readings_fields.hpp"
+#include "model/json_fields.hpp"
 #include "preflight/errors.hpp"
 
 namespace preflight {

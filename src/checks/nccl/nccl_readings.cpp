@@ -3,7 +3,7 @@
 #include <limits>
 #include <utility>
 
-#include "checks/inventory/readings_fields.hpp"
+#include "model/json_fields.hpp"
 
 namespace preflight {
 

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "checks/common/entities.hpp"  // gpu_entity
-#include "checks/inventory/readings_fields.hpp"
+#include "model/json_fields.hpp"
 #include "preflight/errors.hpp"
 
 namespace preflight {

@@ -2,7 +2,8 @@
 // Reading hand-writable readings JSON field by field: absent or null is "not read" (nullopt,
 // empty), and a field of the wrong type or out of range throws InvalidInput naming it by its
 // path ("gpus[2].pcie_gen_max_link: expected a whole number, got \"four\""), so a typo in a
-// corpus file says where it is. Used by the inventory and nccl readings.
+// corpus file says where it is. Used by the checks' readings (inventory, nccl, rdma) and the
+// verdict reader of `preflight judge`.
 #include <cstdint>
 #include <optional>
 #include <string>

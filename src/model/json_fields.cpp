@@ -1,4 +1,4 @@
-#include "checks/inventory/readings_fields.hpp"
+#include "model/json_fields.hpp"
 
 #include <cmath>
 #include <limits>
@@ -14,6 +14,8 @@ using Json = nlohmann::ordered_json;
 
 // The value as the message quotes it: short enough for one line.
 std::string quoted(const Json& v) {
+  // An array or object is named by its type: dumping a whole document into a message is not.
+  if (v.is_structured()) return v.is_array() ? "an array" : "an object";
   std::string text = v.dump();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return text;
