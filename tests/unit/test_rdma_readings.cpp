@@ -7,8 +7,8 @@
 // Sources of the layouts: the DGX H100/H200 User Guide ("Network Modules": the compute ports
 // mlx5_0, 3, 4, 5, 6, 9, 10, 11 on ibp24s0 ... ibp220s0, one per GPU), the DGX BasePOD deployment
 // guide (slot 1 and slot 2 are dual-port ConnectX-7 cards: port 2 Ethernet for in-band and
-// storage, port 1 InfiniBand storage when used), dsx-ai-factory/infra-controller issue #3624 ("DGX H100
-// Host with Alert: IB port(s) down: 1 of 9 ports are not active", the storage card at 29:00.0)
+// storage, port 1 InfiniBand storage when used), dsx-ai-factory/infra-controller issue #3624 ("DGX
+// H100 Host with Alert: IB port(s) down: 1 of 9 ports are not active", the storage card at 29:00.0)
 // and NVSentinel's NIC health monitor design (compute NICs share a PCIe switch with a GPU:
 // PIX/PXB; storage NICs on DGX H100 sit on the CPU board: NODE). Paths are sysfs-shaped with
 // those bus numbers; what each test relies on is named in it.
