@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "checks/bandwidth/pcie_topology.hpp"  // pci_sysfs_name
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/fault_kinds.hpp"
 #include "checks/common/judgement.hpp"
@@ -41,22 +42,13 @@ double transfer_seconds(Profile profile) {
   return 0.25;
 }
 
-std::string port_entity(const std::string& device, int port) {
-  return port == 1 ? device : device + ":" + std::to_string(port);
-}
-
-// NVML spells bus ids "00000000:1B:00.0"; sysfs "0000:1b:00.0".
-std::string sysfs_bus_id(const std::string& nvml_bus_id) {
-  std::string id = nvml_bus_id.size() == 16 ? nvml_bus_id.substr(4) : nvml_bus_id;
-  for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return id;
-}
-
 std::vector<GpuLocation> gpu_locations(const NodeReading& node) {
   std::vector<GpuLocation> out;
   for (const auto& g : node.gpus) {
-    if (g.pci_bus_id.empty()) continue;
-    const std::string link = "/sys/bus/pci/devices/" + sysfs_bus_id(g.pci_bus_id);
+    // NVML spells bus ids "00000000:1B:00.0"; sysfs "0000:1b:00.0".
+    const std::string name = pci_sysfs_name(g.pci_bus_id);
+    if (name.empty()) continue;
+    const std::string link = "/sys/bus/pci/devices/" + name;
     char resolved[PATH_MAX];
     if (realpath(link.c_str(), resolved) == nullptr) continue;
     GpuLocation loc;
@@ -340,7 +332,7 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
       const double rate =
           p.rate_gbps > 0 ? p.rate_gbps : rdma_port_rate_gbps(p.active_speed, p.active_width);
       if (rate > 0) {
-        result.metrics.push_back({port_entity(d.name, p.port_num), "rate_gbps", rate, "Gb/s"});
+        result.metrics.push_back({rdma_port_entity(d.name, p.port_num), "rate_gbps", rate, "Gb/s"});
       }
     }
   }

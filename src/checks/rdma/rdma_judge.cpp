@@ -25,23 +25,12 @@ std::string format_rate(double gbps) {
   return text;
 }
 
-double rate_of(const RdmaPort& p) {
-  return p.rate_gbps > 0 ? p.rate_gbps : rdma_port_rate_gbps(p.active_speed, p.active_width);
-}
-
-bool up(const RdmaPort& p) {
-  return p.state == "ACTIVE" && p.phys_state == "LinkUp";
-}
-
-std::string port_entity(const std::string& device, int port) {
-  return port == 1 ? device : device + ":" + std::to_string(port);
-}
-
 // A device's fastest active port, for the fabric rule; nullptr when none is up.
 const RdmaPort* fastest_up(const RdmaDevice& d) {
   const RdmaPort* best = nullptr;
   for (const RdmaPort& p : d.ports) {
-    if (up(p) && (best == nullptr || rate_of(p) > rate_of(*best))) best = &p;
+    if (rdma_port_up(p) && (best == nullptr || rdma_port_rate(p) > rdma_port_rate(*best)))
+      best = &p;
   }
   return best;
 }
@@ -76,7 +65,7 @@ bool fabric_of(const std::vector<RdmaNicReading>& devices, NicSelection& s) {
     if (p == nullptr) continue;
     auto& entry = layers[p->link_layer];
     ++entry.first;
-    entry.second = std::max(entry.second, rate_of(*p));
+    entry.second = std::max(entry.second, rdma_port_rate(*p));
   }
   int best_count = 0;
   double best_rate = 0;
@@ -126,7 +115,7 @@ void select_by_fabric(const std::vector<RdmaNicReading>& devices, NicSelection& 
 void judge_pcie(const RdmaDevice& d, std::vector<Finding>& findings) {
   if (!d.pcie_gen || !d.pcie_width) return;
   double fastest = 0;
-  for (const RdmaPort& p : d.ports) fastest = std::max(fastest, rate_of(p));
+  for (const RdmaPort& p : d.ports) fastest = std::max(fastest, rdma_port_rate(p));
   const double link_gbit = pcie_link_gbps(*d.pcie_gen, *d.pcie_width) * 8.0;
   const bool below_max = (d.pcie_max_gen && *d.pcie_gen < *d.pcie_max_gen) ||
                          (d.pcie_max_width && *d.pcie_width < *d.pcie_max_width);
@@ -152,7 +141,7 @@ std::string other_nic_text(const RdmaDevice& d, const std::string& reason) {
     text += (i == 0 ? " " : ", ") + std::to_string(p.port_num) + " " +
             (p.state.empty() ? "unknown" : p.state) + "/" +
             (p.phys_state.empty() ? "unknown" : p.phys_state);
-    if (up(p) && rate_of(p) > 0) text += " " + format_rate(rate_of(p));
+    if (rdma_port_up(p) && rdma_port_rate(p) > 0) text += " " + format_rate(rdma_port_rate(p));
     if (!p.link_layer.empty()) text += " " + p.link_layer;
   }
   if (d.pcie_gen && d.pcie_width && d.pcie_max_gen && d.pcie_max_width &&
@@ -168,7 +157,7 @@ void judge_ports_of(const std::vector<RdmaDevice>& compute, double min_port_gbps
   RdmaExpectations expect;
   expect.min_port_gbps = min_port_gbps;
   for (const PortJudgement& j : judge_ports(compute, expect)) {
-    const std::string entity = port_entity(j.device, j.port);
+    const std::string entity = rdma_port_entity(j.device, j.port);
     switch (j.issue) {
       case PortIssue::down:
         findings.push_back(make_finding("RDMA_PORT_DOWN", entity, j.detail));

@@ -46,32 +46,17 @@ std::string hex(int value) {
   return text;
 }
 
-// The port's rate: the engine's own reading wins (it may come from sysfs where the encodings
-// are newer than this table), the decoded encodings otherwise.
-double port_rate(const RdmaPort& port) {
-  if (port.rate_gbps > 0) return port.rate_gbps;
-  return rdma_port_rate_gbps(port.active_speed, port.active_width);
-}
-
-bool port_up(const RdmaPort& port) {
-  return port.state == "ACTIVE" && port.phys_state == "LinkUp";
-}
-
 bool is_ethernet(const RdmaPort& port) {
   return port.link_layer == "Ethernet";
 }
 
 // RoCE traffic is addressed by GID, so an Ethernet port without one cannot carry a transfer.
 bool port_usable(const RdmaPort& port) {
-  return port_up(port) && (!is_ethernet(port) || port.usable_gid);
+  return rdma_port_up(port) && (!is_ethernet(port) || port.usable_gid);
 }
 
 std::string or_unknown(const std::string& text) {
   return text.empty() ? "unknown" : text;
-}
-
-std::string port_entity(const RdmaDevice& device, const RdmaPort& port) {
-  return port.port_num == 1 ? device.name : device.name + ":" + std::to_string(port.port_num);
 }
 
 std::vector<std::string> path_components(const std::string& path) {
@@ -94,6 +79,19 @@ std::size_t common_prefix(const std::vector<std::string>& a, const std::vector<s
 }
 
 }  // namespace
+
+double rdma_port_rate(const RdmaPort& port) {
+  if (port.rate_gbps > 0) return port.rate_gbps;
+  return rdma_port_rate_gbps(port.active_speed, port.active_width);
+}
+
+bool rdma_port_up(const RdmaPort& port) {
+  return port.state == "ACTIVE" && port.phys_state == "LinkUp";
+}
+
+std::string rdma_port_entity(const std::string& device, int port) {
+  return port == 1 ? device : device + ":" + std::to_string(port);
+}
 
 int rdma_width_lanes(int active_width) {
   switch (active_width) {
@@ -144,12 +142,12 @@ std::vector<PortJudgement> judge_ports(const std::vector<RdmaDevice>& devices,
       auto add = [&](PortIssue issue, std::string detail) {
         issues.push_back({device.name, port.port_num, issue, std::move(detail)});
       };
-      if (!port_up(port)) {
+      if (!rdma_port_up(port)) {
         add(PortIssue::down,
             "state " + or_unknown(port.state) + ", physical " + or_unknown(port.phys_state));
         continue;
       }
-      const double rate = port_rate(port);
+      const double rate = rdma_port_rate(port);
       if (rate <= 0) {
         add(PortIssue::unknown_rate,
             "rate unknown (" + rdma_port_rate_name(port.active_speed, port.active_width) + ")");
@@ -194,8 +192,8 @@ std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devic
       PlannedTransfer t;
       t.from_device = t.to_device = device.name;
       t.from_port = t.to_port = port.port_num;
-      t.expected_gbps = port_rate(port);
-      t.entity = port_entity(device, port);
+      t.expected_gbps = rdma_port_rate(port);
+      t.entity = rdma_port_entity(device.name, port.port_num);
       t.kind = "loopback";
       plan.push_back(std::move(t));
     }
@@ -210,7 +208,7 @@ std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devic
       t.to_device = to.device->name;
       t.to_port = to.port->port_num;
       // An unknown rate (0) on either side leaves the pair unjudged, as min() keeps the 0.
-      t.expected_gbps = std::min(port_rate(*from.port), port_rate(*to.port));
+      t.expected_gbps = std::min(rdma_port_rate(*from.port), rdma_port_rate(*to.port));
       t.entity = from.device->name + "-" + to.device->name;
       t.kind = "pair";
       plan.push_back(std::move(t));
@@ -224,7 +222,7 @@ std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devic
     t.from_port = t.to_port = e.port->port_num;
     t.memory = RdmaMemory::gpu;
     t.gpu_index = e.device->nearest_gpu;
-    t.expected_gbps = port_rate(*e.port);
+    t.expected_gbps = rdma_port_rate(*e.port);
     t.entity = e.device->name;
     t.kind = "gpudirect";
     plan.push_back(std::move(t));

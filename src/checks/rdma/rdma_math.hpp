@@ -27,6 +27,14 @@ double rdma_port_rate_gbps(int active_speed, int active_width);
 // "NDR 4x (400 Gb/s)", "SDR 1x (2.5 Gb/s)"; an unknown encoding is shown in hex and the rate
 // left out: "speed 0x3 4x", "NDR width 0x3".
 std::string rdma_port_rate_name(int active_speed, int active_width);
+// The port's rate: the engine's own reading wins (it may come from sysfs where the encodings
+// are newer than this table), the decoded encodings otherwise. 0 when neither is known.
+double rdma_port_rate(const RdmaPort& port);
+// ACTIVE with its physical link up.
+bool rdma_port_up(const RdmaPort& port);
+// The entity of a port's findings: the device ("mlx5_0"), with the port number for a port other
+// than 1 ("mlx5_0:2").
+std::string rdma_port_entity(const std::string& device, int port);
 
 // --- Expectations ---------------------------------------------------------------------------
 struct RdmaExpectations {

@@ -15,17 +15,12 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// The rate the judgement uses: the engine's own reading, else the decoded encodings.
-double rate_of(const RdmaPort& p) {
-  return p.rate_gbps > 0 ? p.rate_gbps : rdma_port_rate_gbps(p.active_speed, p.active_width);
-}
-
 Json port_json(const RdmaPort& p) {
   Json j = Json::object();
   j["port"] = p.port_num;
   j["state"] = p.state;
   j["phys_state"] = p.phys_state;
-  const double rate = rate_of(p);
+  const double rate = rdma_port_rate(p);
   j["rate_gbps"] = rate;
   j["link_layer"] = p.link_layer;
   j["usable_gid"] = p.usable_gid;
