@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/fake_nvml_run.hpp"
 #include "support/subprocess.hpp"
 
 namespace preflight::test {
@@ -27,20 +28,6 @@ gpu5.name=NVIDIA H100 80GB HBM3
 gpu6.name=NVIDIA H100 80GB HBM3
 gpu7.name=NVIDIA H100 80GB HBM3
 )";
-
-// Options for a run on the fake GPUs that `config` (FAKE_NVML_CONFIG lines) describes.
-RunOptions fake_nvml_options(const TempDir& dir, const std::string& config) {
-  const std::string path = dir.file("fake-nvml.conf");
-  write_file(path, config);
-  RunOptions options;
-  options.env = {{"PREFLIGHT_NVML_LIBRARY", FAKE_NVML_PATH},
-                 {"FAKE_NVML_CONFIG", path},
-                 {"CUDA_VISIBLE_DEVICES", ""},
-                 // The PCI bus of the machine running the test does not hold the fake GPUs:
-                 // no comparison with it (preflight compares only when this is unset or "all").
-                 {"NVIDIA_VISIBLE_DEVICES", "none"}};
-  return options;
-}
 
 std::string describe(const RunResult& r) {
   return r.describe() + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;

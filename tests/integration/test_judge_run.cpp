@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "support/fake_nvml_run.hpp"
 #include "support/subprocess.hpp"
 
 namespace preflight::test {
@@ -27,14 +28,7 @@ gpu3.pcie_gen=4
 )";
 
 RunOptions options_for(const TempDir& dir) {
-  const std::string path = dir.file("fake-nvml.conf");
-  write_file(path, kFourGpus);
-  RunOptions options;
-  options.env = {{"PREFLIGHT_NVML_LIBRARY", FAKE_NVML_PATH},
-                 {"FAKE_NVML_CONFIG", path},
-                 {"CUDA_VISIBLE_DEVICES", ""},
-                 {"NVIDIA_VISIBLE_DEVICES", "none"}};
-  return options;
+  return fake_nvml_options(dir, kFourGpus);
 }
 
 std::string describe(const RunResult& r) {
