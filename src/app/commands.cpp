@@ -37,6 +37,16 @@ nlohmann::ordered_json describe_value(const FaultKindSpec& k) {
 
 }  // namespace
 
+const SkuSpec& sku_from_flag(const std::string& id) {
+  const SkuSpec* sku = find_sku(id);
+  if (sku == nullptr) {
+    std::string known;
+    for (const auto& s : sku_table()) known += (known.empty() ? "" : ", ") + std::string(s.id);
+    throw InvalidInput("--sku: unknown SKU '" + id + "' (known: " + known + ")");
+  }
+  return *sku;
+}
+
 CommandResult list_command(const Invocation& inv) {
   CheckRegistry registry;
   register_builtin_checks(registry);
@@ -121,13 +131,7 @@ CommandResult list_command(const Invocation& inv) {
 CommandResult thresholds_command(const Invocation& inv) {
   Thresholds thresholds;
   if (!inv.thresholds.sku.empty()) {
-    const SkuSpec* sku = find_sku(inv.thresholds.sku);
-    if (sku == nullptr) {
-      std::string known;
-      for (const auto& s : sku_table()) known += (known.empty() ? "" : ", ") + std::string(s.id);
-      throw InvalidInput("--sku: unknown SKU '" + inv.thresholds.sku + "' (known: " + known + ")");
-    }
-    thresholds = Thresholds::for_sku(sku, "--sku");
+    thresholds = Thresholds::for_sku(&sku_from_flag(inv.thresholds.sku), "--sku");
   } else {
     auto backend = make_system_node_backend();
     const auto node = discover_within(*backend, seconds(20));

@@ -18,4 +18,7 @@ CommandResult thresholds_command(const Invocation& inv);
 CommandResult report_command(const Invocation& inv);
 CommandResult judge_command(const Invocation& inv);
 
+// The SKU a --sku value names (id or name); InvalidInput listing the known ids otherwise.
+const SkuSpec& sku_from_flag(const std::string& id);
+
 }  // namespace preflight

@@ -25,16 +25,6 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-const SkuSpec* sku_by_flag(const std::string& id) {
-  const SkuSpec* sku = find_sku(id);
-  if (sku == nullptr) {
-    std::string known;
-    for (const auto& s : sku_table()) known += (known.empty() ? "" : ", ") + std::string(s.id);
-    throw InvalidInput("--sku: unknown SKU '" + id + "' (known: " + known + ")");
-  }
-  return sku;
-}
-
 // The thresholds to judge one verdict with, and how they were chosen (for the verdict).
 Thresholds thresholds_for(const Verdict& recorded, const JudgeArgs& args, const std::string& origin,
                           std::string& by) {
@@ -57,7 +47,7 @@ Thresholds thresholds_for(const Verdict& recorded, const JudgeArgs& args, const 
   }
   Thresholds t;
   if (!args.sku.empty()) {
-    t = Thresholds::for_sku(sku_by_flag(args.sku), "--sku");
+    t = Thresholds::for_sku(&sku_from_flag(args.sku), "--sku");
     by = "--sku " + args.sku;
   } else if (recorded.thresholds && find_sku(recorded.thresholds->sku) != nullptr) {
     t = Thresholds::for_sku(find_sku(recorded.thresholds->sku), recorded.thresholds->detected_by);
