@@ -17,6 +17,7 @@
 #include "preflight/figures.hpp"
 #include "preflight/thresholds.hpp"
 #include "preflight/verdict.hpp"
+#include "preflight/work_plan.hpp"
 
 namespace preflight {
 
@@ -90,6 +91,9 @@ struct CheckContext {
   // Threads a check had to leave behind, stuck in the driver (per-GPU workers): the process
   // must then end with _Exit rather than run destructors under them.
   std::shared_ptr<std::atomic<int>> abandoned_threads;
+  // What the planner asked of this check (its share of the run's time, the node's shape, the
+  // rotation): run() sizes its work with plan_work(work), the plan the run recorded.
+  WorkRequest work;
 
   bool cancelled() const { return cancel && cancel->load(); }
   double seconds_left() const {
@@ -117,6 +121,11 @@ class Check {
     (void)options;
     return info().budget_for(profile);
   }
+  // The check's time model (docs/plan.md): the work it will do for this request and the
+  // seconds that work is expected to take. Pure: it touches no hardware. run() sizes its work by
+  // the same function (ctx.work), so what `preflight plan` shows is what a run does. The
+  // default, for a check without a model: its budget for the profile, whatever it is given.
+  virtual WorkPlan plan_work(const WorkRequest& request) const;
   // Runs the check. May throw: the runner records the check as status error. The runner owns
   // the result's name, duration and status: the status follows the findings, unless the check
   // returns skip (it does not apply here). const: a check abandoned after its deadline may still

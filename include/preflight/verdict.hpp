@@ -1,6 +1,7 @@
 #pragma once
 // The verdict model: findings on entities, per-check results, and the one aggregation rule
 // that turns them into a node verdict and an exit code (docs/verdict.md).
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +76,19 @@ struct Matrix {
 // check itself (docs/verdict.md, "readings"). null: the check records none.
 using Readings = nlohmann::ordered_json;
 
+// What the time model planned for a check (docs/plan.md): its modelled seconds, to compare with
+// duration_s; the deadline it was given; and what it covered. Reduced coverage (the time did not
+// allow the profile's whole work) is shown, never a failure by itself.
+struct CheckPlanRecord {
+  double expected_s = 0.0;
+  double deadline_s = 0.0;
+  bool reduced = false;
+  std::string coverage;   // one line: "16 of 56 ordered pairs (step 2 of 4)"
+  int rotation_step = 0;  // 0-based; pairs rotate over rotation_steps runs
+  int rotation_steps = 1;
+  std::vector<std::string> covered;  // the pairs this run covered, when rotated
+};
+
 struct CheckResult {
   std::string name;
   Status status = Status::pass;
@@ -85,6 +99,7 @@ struct CheckResult {
   Metrics metrics;
   std::vector<Matrix> matrices;
   Readings readings;
+  std::optional<CheckPlanRecord> plan;  // nullopt: the check was never planned (not run)
 
   void add_metric(std::string entity, std::string metric, double value, std::string unit) {
     metrics.push_back({std::move(entity), std::move(metric), value, std::move(unit)});
@@ -140,6 +155,20 @@ struct ThresholdsRecord {
   std::vector<std::pair<std::string, double>> values;
 };
 
+// How the run's time was divided (docs/plan.md): the deadline, the node shape planned for, the
+// model's expected total and the least --timeout this node needs, and the rotation counter.
+struct RunPlanRecord {
+  double timeout_s = 0.0;
+  bool timeout_given = false;  // --timeout; otherwise the profile's default for the node
+  double expected_s = 0.0;     // discovery and every check, as modelled
+  double floor_s = 0.0;        // the least --timeout that gives this node a meaningful verdict
+  int gpus = 0;
+  int nics = 0;
+  bool reduced = false;        // some check does less than its profile's whole work
+  std::uint64_t rotation = 0;  // the run counter the pair rotation followed
+  std::string rotation_from;   // "--rotation", "--state-dir DIR", or "none"
+};
+
 // Set by `preflight judge`: the verdict was made again from another one's readings.
 struct RejudgeRecord {
   std::string source;         // the file the readings came from
@@ -193,6 +222,7 @@ struct Verdict {
   std::optional<int> first_failed_pass;        // the first pass whose verdict was unhealthy
   std::optional<ThresholdsRecord> thresholds;  // nullopt: none were set (discovery failed)
   std::optional<RejudgeRecord> rejudged;
+  std::optional<RunPlanRecord> plan;  // nullopt: no plan was made (discovery failed, judge)
 };
 
 // The aggregation rule: any check with status fail or error, or any run-level finding of

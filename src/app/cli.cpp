@@ -30,9 +30,16 @@ void add_run_options(CLI::App& run, RunArgs& args, std::string& profile, std::st
                  "write the verdict JSON to PATH atomically; '-' writes it to stdout and the "
                  "table to stderr");
   run.add_option("--timeout", args.timeout_s,
-                 "deadline in seconds for the whole run (default: the checks' budgets + 30 s); "
-                 "a check still running then fails with CHECK_TIMEOUT")
+                 "deadline in seconds for the whole run, verdict written (default: the profile's "
+                 "plan for the node, see 'preflight plan'); the checks' work is sized to fit it, "
+                 "and one below the node's floor is refused (docs/plan.md)")
       ->check(CLI::Range(1, kMaxTimeout));
+  run.add_option("--rotation", args.rotation,
+                 "run counter of the pair rotation: where the time does not allow every NVLink "
+                 "or NIC pair, run N covers step N mod steps (docs/plan.md)");
+  run.add_option("--state-dir", args.state_dir,
+                 "keep the rotation counter in DIR/rotation, one step further each run (the "
+                 "Slurm hooks pass their state directory)");
   run.add_option("--expect-gpus", args.expect_gpus,
                  "number of GPUs the node must have (default: at least one); 0 accepts a node "
                  "without GPUs and skips the GPU checks")
@@ -173,8 +180,34 @@ Invocation parse_command_line(int argc, const char* const* argv,
         ->group("Check options (local checks)");
   }
 
-  CLI::App* list =
-      app.add_subcommand("list", "List every check, profile and fault kind with time budgets");
+  std::string plan_profile = "quick";
+  CLI::App* plan = app.add_subcommand(
+      "plan",
+      "Show how a run's time would be divided, without running anything: per check the "
+      "modelled seconds, the deadline and the coverage (docs/plan.md)");
+  plan->add_option("--profile", plan_profile, "quick (default), standard or burnin")
+      ->check(CLI::IsMember({"quick", "standard", "burnin"}));
+  plan->add_option("--checks", inv.plan.checks, "checks instead of the profile's")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  plan->add_option("--timeout", inv.plan.timeout_s,
+                   "plan for this deadline in seconds (default: the profile's default)")
+      ->check(CLI::Range(1, kMaxTimeout));
+  plan->add_option("--node", inv.plan.node,
+                   "plan for a described node, gpus=N,sku=SKU,nics=M (sku: see 'preflight "
+                   "thresholds --sku'); default: this node, by discovery");
+  plan->add_option("--rotation", inv.plan.rotation, "the pair rotation's run counter, as for run");
+  plan->add_option("--json", inv.plan.json_path, "write the plan as JSON to PATH ('-': stdout)");
+  std::vector<std::string> plan_check_values(check_options.size());
+  for (std::size_t i = 0; i < check_options.size(); ++i) {
+    const CheckOptionSpec& spec = check_options[i];
+    plan->add_option(spec.flag, plan_check_values[i], spec.description)
+        ->type_name(spec.value_name)
+        ->group("Check options");
+  }
+
+  CLI::App* list = app.add_subcommand(
+      "list", "List every check, profile and fault kind with the time model's plan");
   list->add_flag("--json", inv.list_json, "print the list as JSON");
 
   CLI::App* thresholds = app.add_subcommand(
@@ -232,9 +265,9 @@ Invocation parse_command_line(int argc, const char* const* argv,
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "list" && first != "thresholds" && first != "fleet" &&
-        first != "report" && first != "judge") {
+        first != "report" && first != "judge" && first != "plan") {
       return fail("unknown command '" + first +
-                  "' (known: run, fleet, list, thresholds, report, judge)");
+                  "' (known: run, fleet, plan, list, thresholds, report, judge)");
     }
   }
 
@@ -244,7 +277,7 @@ Invocation parse_command_line(int argc, const char* const* argv,
     inv.command = Command::message;
     // Help for the subcommand the user asked about, if any.
     const CLI::App* target = &app;
-    for (const CLI::App* sub : {run, fleet, list, thresholds, report, judge}) {
+    for (const CLI::App* sub : {run, fleet, plan, list, thresholds, report, judge}) {
       if (sub->parsed()) target = sub;
     }
     // Top-level help shows every subcommand's options, so `preflight --help` is complete.
@@ -286,6 +319,12 @@ Invocation parse_command_line(int argc, const char* const* argv,
       if (check_values[i].empty()) return fail(check_options[i].flag + ": empty value");
       inv.run.check_options.set(check_options[i].flag, check_values[i]);
     }
+    if (run->count("--state-dir") > 0 && inv.run.state_dir.empty()) {
+      return fail("--state-dir: empty path");
+    }
+    if (inv.run.rotation && !inv.run.state_dir.empty()) {
+      return fail("--rotation: not with --state-dir (which keeps the counter itself)");
+    }
     inv.command = Command::run;
     inv.run.profile = parse_profile(profile).value_or(Profile::quick);
   } else if (fleet->parsed()) {
@@ -302,6 +341,15 @@ Invocation parse_command_line(int argc, const char* const* argv,
     }
     inv.command = Command::fleet;
     inv.fleet.profile = parse_profile(local_profile).value_or(Profile::quick);
+  } else if (plan->parsed()) {
+    if (plan->count("--json") > 0 && inv.plan.json_path.empty()) return fail("--json: empty path");
+    for (std::size_t i = 0; i < check_options.size(); ++i) {
+      if (plan->count(check_options[i].flag) == 0) continue;
+      if (plan_check_values[i].empty()) return fail(check_options[i].flag + ": empty value");
+      inv.plan.check_options.set(check_options[i].flag, plan_check_values[i]);
+    }
+    inv.command = Command::plan;
+    inv.plan.profile = parse_profile(plan_profile).value_or(Profile::quick);
   } else if (list->parsed()) {
     inv.command = Command::list;
   } else if (report->parsed()) {

@@ -1,6 +1,7 @@
 #pragma once
 // Command-line parsing (CLI11). Parsing only: it produces an Invocation and never runs
 // anything, so every flag combination is unit-testable.
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -12,7 +13,7 @@
 
 namespace preflight {
 
-enum class Command { run, list, thresholds, fleet, report, judge, message };
+enum class Command { run, list, thresholds, fleet, report, judge, plan, message };
 
 // `preflight run`: NodeArgs plus the strictness, burn-in and Prometheus output of one node.
 struct RunArgs : NodeArgs {
@@ -21,6 +22,21 @@ struct RunArgs : NodeArgs {
   std::optional<double> duration_s;  // burn-in: --duration, in seconds
   bool stop_on_fail = false;
   std::string prom_path;  // --prom: node_exporter textfile; empty: none
+  // The pair rotation's run counter (docs/plan.md): given, or kept in DIR/rotation.
+  std::optional<std::uint64_t> rotation;
+  std::string state_dir;
+};
+
+// `preflight plan`: the time model's plan for this node or a described one, touching no
+// hardware when the node is described (docs/plan.md).
+struct PlanArgs {
+  Profile profile = Profile::quick;
+  std::vector<std::string> checks;
+  std::optional<int> timeout_s;
+  std::string node;  // --node gpus=N,sku=SKU,nics=M; empty: this node, by discovery
+  std::optional<std::uint64_t> rotation;
+  CheckOptions check_options;
+  std::string json_path;  // "-": stdout
 };
 
 struct ThresholdsArgs {
@@ -53,6 +69,7 @@ struct Invocation {
   ThresholdsArgs thresholds;
   ReportArgs report;
   JudgeArgs judge;
+  PlanArgs plan;
   bool list_json = false;
   // Command::message: text for stdout (help, version) or an error line for stderr.
   std::string message;

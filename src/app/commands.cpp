@@ -5,9 +5,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/plan_view.hpp"
+#include "app/system_engines.hpp"
 #include "fleet/logic/fleet_setup.hpp"
+#include "model/host_info.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/faults.hpp"
+#include "report/atomic_file.hpp"
 #include "run/runner.hpp"
 
 namespace preflight {
@@ -52,29 +56,56 @@ CommandResult list_command(const Invocation& inv) {
   register_builtin_checks(registry);
   using Json = nlohmann::ordered_json;
   Json doc;
+  // The time model's numbers for the default node (8 x H100 SXM5, 8 NICs).
+  const DescribedNode node = default_node();
+  const Thresholds figures = Thresholds::for_sku(node.sku, "default node");
+  const CheckOptions no_options;
+  std::map<std::string, Json> check_plans;
+  Json profile_plans = Json::object();
+  for (auto p : kAllProfiles) {
+    WorkRequest base;
+    base.profile = p;
+    base.shape = node.shape;
+    base.thresholds = &figures;
+    base.options = &no_options;
+    const RunPlan plan = plan_run(plan_checks(registry, p, {}), base, std::nullopt);
+    for (const auto& a : plan.checks) {
+      check_plans[a.check->info().name][std::string(to_string(p))] = {
+          {"expected_s", a.work.expected_s}, {"coverage", a.work.coverage}};
+    }
+    profile_plans[std::string(to_string(p))] = {{"default_timeout_s", plan.timeout_s},
+                                                {"expected_s", plan.expected_s}};
+  }
+  doc["model_node"] = {
+      {"gpus", node.shape.gpus}, {"nics", node.shape.nics}, {"sku", std::string(node.sku->id)}};
   doc["checks"] = Json::array();
   for (const Check* c : registry.all()) {
     const CheckInfo& info = c->info();
     Json budgets = Json::object();
     for (auto p : kAllProfiles) {
-      const auto b = info.budget_for(p);
-      budgets[std::string(to_string(p))] = b ? Json(b->count()) : Json(nullptr);
+      const std::string name(to_string(p));
+      const auto it = check_plans.find(info.name);
+      budgets[name] = it != check_plans.end() && it->second.contains(name)
+                          ? Json(it->second[name]["expected_s"])
+                          : Json(nullptr);
     }
     doc["checks"].push_back({{"name", info.name},
                              {"description", info.description},
                              {"needs_gpu", info.needs_gpu},
                              {"always_runs", info.required},
-                             {"budget_s", budgets}});
+                             {"expected_s", budgets}});
   }
   doc["profiles"] = Json::array();
   for (auto p : kAllProfiles) {
     const auto plan = plan_checks(registry, p, {});
     Json names = Json::array();
     for (const auto& pc : plan) names.push_back(pc.check->info().name);
-    doc["profiles"].push_back({{"name", std::string(to_string(p))},
-                               {"description", std::string(describe(p))},
-                               {"checks", names},
-                               {"default_timeout_s", default_timeout(plan).count()}});
+    doc["profiles"].push_back(
+        {{"name", std::string(to_string(p))},
+         {"description", std::string(describe(p))},
+         {"checks", names},
+         {"default_timeout_s", profile_plans[std::string(to_string(p))]["default_timeout_s"]},
+         {"expected_s", profile_plans[std::string(to_string(p))]["expected_s"]}});
   }
   doc["fault_kinds"] = Json::array();
   const auto add_kinds = [&doc](const std::vector<FaultKindSpec>& kinds, const std::string& owner) {
@@ -96,12 +127,15 @@ CommandResult list_command(const Invocation& inv) {
     std::cout << doc.dump(2) << '\n';
     return {kExitHealthy, false};
   }
-  std::cout << "Checks (budget in seconds: quick / standard / burnin; - = not in profile):\n";
+  std::cout << "Checks (modelled seconds on " << node.shape.gpus << " x " << node.sku->id
+            << " with " << node.shape.nics
+            << " NICs: quick / standard / burnin; - = not in profile; see 'preflight plan'):\n";
   for (const auto& c : doc["checks"]) {
     std::string budgets;
     for (auto p : kAllProfiles) {
-      const auto& b = c["budget_s"][std::string(to_string(p))];
-      budgets += (budgets.empty() ? "" : " / ") + (b.is_null() ? std::string("-") : b.dump());
+      const auto& b = c["expected_s"][std::string(to_string(p))];
+      budgets += (budgets.empty() ? "" : " / ") +
+                 (b.is_null() ? std::string("-") : plan_seconds(b.get<double>()));
     }
     std::cout << "  " << c["name"].get<std::string>() << "  [" << budgets << "]"
               << (c["always_runs"].get<bool>() ? "  always runs" : "") << "\n    "
@@ -112,8 +146,9 @@ CommandResult list_command(const Invocation& inv) {
     std::string names;
     for (const auto& n : p["checks"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
     std::cout << "  " << p["name"].get<std::string>() << ": " << p["description"].get<std::string>()
-              << "\n    checks: " << names << "; default --timeout "
-              << p["default_timeout_s"].get<long>() << " s\n";
+              << "\n    checks: " << names << "; expected "
+              << plan_seconds(p["expected_s"].get<double>()) << ", default --timeout "
+              << plan_seconds(p["default_timeout_s"].get<double>()) << " (on the node above)\n";
   }
   std::cout << "\nFault kinds (--inject-fault KIND[:VALUE]@TARGET):\n";
   for (const auto& k : doc["fault_kinds"]) {
@@ -150,6 +185,54 @@ CommandResult thresholds_command(const Invocation& inv) {
     thresholds.apply_overrides_file(inv.thresholds.thresholds_path);
   }
   std::cout << thresholds.to_json_text();
+  return {kExitHealthy, false};
+}
+
+CommandResult plan_command(const Invocation& inv) {
+  const PlanArgs& args = inv.plan;
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const auto checks = plan_checks(registry, args.profile, args.checks, args.check_options);
+
+  Thresholds thresholds;
+  WorkRequest base;
+  std::string node;
+  if (!args.node.empty()) {
+    const DescribedNode described = parse_node_description(args.node);
+    thresholds = Thresholds::for_sku(described.sku, "--node");
+    base.shape = described.shape;
+    node = "described: " + args.node;
+  } else {
+    auto backend = make_system_node_backend();
+    const auto found = discover_within(*backend, std::chrono::seconds(20));
+    if (!found) {
+      std::cerr << "preflight: GPU discovery did not answer within 20 s\n";
+      return {kExitUnhealthy, true};  // the discovery thread is stuck and cannot be joined
+    }
+    const GpuReading* g = representative_gpu(*found);
+    thresholds = g ? Thresholds::for_sku(detect_sku(g->pci_device_id, g->name), g->name)
+                   : Thresholds::for_sku(nullptr, "no GPU identified");
+    base.shape.gpus = static_cast<int>(found->gpus.size());
+    base.shape.nics = count_rdma_devices();
+    node = "this node (" + host_name() + ", " + thresholds.sku_id() + ")";
+  }
+  base.profile = args.profile;
+  base.thresholds = &thresholds;
+  base.options = &args.check_options;
+  base.rotation = args.rotation.value_or(0);
+  const std::optional<double> timeout =
+      args.timeout_s ? std::optional<double>(*args.timeout_s) : std::nullopt;
+  const RunPlan plan = plan_run(checks, base, timeout);
+  const std::string_view profile = to_string(args.profile);
+  if (!args.json_path.empty()) {
+    const std::string text = plan_to_json(plan, profile, node).dump(2) + "\n";
+    if (args.json_path == "-") {
+      std::cout << text;
+      return {kExitHealthy, false};
+    }
+    write_file_atomically(args.json_path, text);
+  }
+  std::cout << plan_to_text(plan, profile, node);
   return {kExitHealthy, false};
 }
 

@@ -66,6 +66,8 @@ int main(int argc, char** argv) {
         return finish(report_command(inv));
       case Command::judge:
         return finish(judge_command(inv));
+      case Command::plan:
+        return finish(plan_command(inv));
     }
   } catch (const InvalidInput& e) {
     std::cerr << "preflight: " << e.what() << '\n';

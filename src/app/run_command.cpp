@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "app/commands.hpp"
+#include "app/plan_view.hpp"
+#include "app/rotation_counter.hpp"
 #include "app/system_engines.hpp"
 #include "fleet/logic/fleet_setup.hpp"
 #include "model/build_info.hpp"
@@ -114,13 +116,13 @@ int deliver(const Verdict& verdict, const RunArgs& args, const FigureCatalogue& 
 
 // Progress is for burn-ins: a prolog's quick run stays silent but for its table.
 std::unique_ptr<ProgressDisplay> make_progress(const RunArgs& args, const BurninRequest& request,
-                                               const std::vector<PlannedCheck>& plan) {
+                                               seconds pass_timeout) {
   if (!request.repeated() && args.profile != Profile::burnin) return nullptr;
   ProgressOptions options;
   options.stream = stderr;
   options.terminal = isatty(fileno(stderr)) != 0;
   options.request = request;
-  for (const auto& p : plan) options.pass_budget_s += static_cast<double>(p.budget.count());
+  options.pass_budget_s = static_cast<double>(pass_timeout.count());
   return std::make_unique<ProgressDisplay>(options);
 }
 
@@ -156,7 +158,15 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   request.stop_on_fail = args.stop_on_fail;
   // In a repeated run --timeout bounds each pass; the whole run is bounded by --repeat passes,
   // or by --duration plus the one pass under way when it runs out.
-  const seconds pass_timeout = args.timeout_s ? seconds(*args.timeout_s) : default_timeout(plan);
+  // The time model's plan before discovery (docs/plan.md): the default deadline for the node
+  // it assumes, or a given --timeout held to the floor; the runner plans again for the node
+  // discovery finds.
+  const int nics = count_rdma_devices();
+  const RunPlan before = plan_before_discovery(plan, args.profile, args.check_options,
+                                               args.expect_gpus, nics, args.timeout_s);
+  const seconds pass_timeout =
+      args.timeout_s ? seconds(*args.timeout_s) : seconds(static_cast<long long>(before.timeout_s));
+  const RotationCounter rotation = take_rotation(args.rotation, args.state_dir);
 
   Verdict skeleton;
   skeleton.tool.version = build::kVersion;
@@ -171,9 +181,16 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   settings.expect.gpus = args.expect_gpus;
   settings.thresholds_path = args.thresholds_path;
   settings.options = args.check_options;
+  settings.nics = nics;
+  settings.rotation = rotation.value;
+  settings.rotation_from = rotation.from;
+  settings.timeout_given = args.timeout_s.has_value();
+  // Discovery gets what the checks' floors leave, at most 20 s.
+  settings.discovery_budget =
+      seconds(std::max<long long>(1, static_cast<long long>(before.discovery_deadline_s)));
 
   OwnedEngines engines = make_system_engines();
-  std::unique_ptr<ProgressDisplay> progress = make_progress(args, request, plan);
+  std::unique_ptr<ProgressDisplay> progress = make_progress(args, request, pass_timeout);
   // Every finished pass, whole. Only this thread touches it, except the supervisor's emergency
   // path, which runs only while this thread is stuck inside runner.run.
   std::vector<Verdict> passes;
@@ -189,6 +206,8 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   for (int index = 1; stopped_by.empty(); ++index) {
     const FaultPlan pass_faults = faults.in_pass(index);
     settings.deadline = SteadyClock::now() + pass_timeout;
+    // Each pass of a burn-in is one run of the rotation.
+    settings.rotation = rotation.value + static_cast<std::uint64_t>(index - 1);
     skeleton.started_at = utc_iso8601(std::chrono::system_clock::now());
     RunState state(skeleton, plan, args.strict);
     // Last resort if the runner itself is stuck: the supervisor writes what is known, the

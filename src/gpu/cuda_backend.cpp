@@ -324,6 +324,7 @@ void CudaNvmlBackend::probe(GpuReading& gpu, SteadyClock::time_point deadline) {
   gpu.responsive = false;
   gpu.probe_error.clear();
   gpu.probe_ms = 0.0;
+  gpu.probe_timed_out = false;
   if (gpu.cuda_ordinal < 0) {
     gpu.probe_error = "CUDA does not see this GPU";
     return;
@@ -334,11 +335,13 @@ void CudaNvmlBackend::probe(GpuReading& gpu, SteadyClock::time_point deadline) {
       format_seconds(std::max(deadline - start, SteadyClock::duration::zero())) + " s";
   if (start >= deadline) {
     gpu.probe_error = timeout_error;
+    gpu.probe_timed_out = true;
     return;
   }
   try {
     gpu.probe_error = run_probe(gpu, deadline, timeout_error);
     gpu.responsive = gpu.probe_error.empty();
+    gpu.probe_timed_out = gpu.probe_error == timeout_error;
   } catch (const CudaError& error) {
     gpu.probe_error = error.summary();
     cudaGetLastError();  // clear a non-sticky error so later calls do not report it again

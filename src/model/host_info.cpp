@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <filesystem>
+#include <system_error>
 
 namespace preflight {
 
@@ -10,6 +12,16 @@ std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
   return buf;
+}
+
+int count_rdma_devices(const std::string& class_dir) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(class_dir, ec);
+  int count = 0;
+  for (; !ec && it != std::filesystem::directory_iterator() && count < 1024; it.increment(ec)) {
+    ++count;
+  }
+  return count;
 }
 
 std::string utc_iso8601(std::chrono::system_clock::time_point t) {

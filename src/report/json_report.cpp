@@ -40,6 +40,30 @@ double rounded_ms(double seconds) {
   return std::round(seconds * 1000.0) / 1000.0;
 }
 
+Json check_plan_json(const std::optional<CheckPlanRecord>& p) {
+  if (!p) return nullptr;
+  return {{"expected_s", rounded_ms(p->expected_s)},
+          {"deadline_s", rounded_ms(p->deadline_s)},
+          {"reduced", p->reduced},
+          {"coverage", p->coverage},
+          {"rotation_step", p->rotation_step},
+          {"rotation_steps", p->rotation_steps},
+          {"covered", p->covered}};
+}
+
+Json run_plan_json(const std::optional<RunPlanRecord>& p) {
+  if (!p) return nullptr;
+  return {{"timeout_s", rounded_ms(p->timeout_s)},
+          {"timeout_given", p->timeout_given},
+          {"expected_s", rounded_ms(p->expected_s)},
+          {"floor_s", rounded_ms(p->floor_s)},
+          {"gpus", p->gpus},
+          {"nics", p->nics},
+          {"reduced", p->reduced},
+          {"rotation", p->rotation},
+          {"rotation_from", p->rotation_from}};
+}
+
 Json checks_json(const std::vector<CheckResult>& results) {
   Json checks = Json::array();
   for (const auto& c : results) {
@@ -66,6 +90,7 @@ Json checks_json(const std::vector<CheckResult>& results) {
     }
     cj["matrices"] = matrices;
     cj["readings"] = c.readings;
+    cj["plan"] = check_plan_json(c.plan);
     checks.push_back(std::move(cj));
   }
   return checks;
@@ -163,6 +188,7 @@ std::string verdict_to_json_text(const Verdict& v) {
   j["first_failed_pass"] = v.first_failed_pass ? Json(*v.first_failed_pass) : Json(nullptr);
   j["thresholds"] = thresholds_json(v.thresholds);
   j["rejudged"] = rejudged_json(v.rejudged);
+  j["plan"] = run_plan_json(v.plan);
   // Replace invalid UTF-8 (a GPU name from a broken driver) instead of throwing.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

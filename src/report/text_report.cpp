@@ -106,6 +106,26 @@ void burnin_lines(std::ostringstream& os, const Verdict& v) {
   os << "; the table shows pass " << b.reported_pass << '\n';
 }
 
+// Work the time did not allow, or pairs left to later runs: shown, never silent (docs/plan.md).
+void coverage_lines(std::ostringstream& os, const Verdict& v) {
+  bool header = false;
+  for (const auto& c : v.checks) {
+    if (!c.plan || (!c.plan->reduced && c.plan->rotation_steps <= 1)) continue;
+    if (!header) {
+      os << "\nCoverage";
+      if (v.plan) {
+        os << " (--timeout " << seconds(v.plan->timeout_s)
+           << (v.plan->timeout_given ? "" : " by default") << ", modelled "
+           << seconds(v.plan->expected_s) << ")";
+      }
+      os << ":\n";
+      header = true;
+    }
+    os << "  " << padded(c.name, 10) << (c.plan->reduced ? "reduced to fit the time: " : "")
+       << c.plan->coverage << '\n';
+  }
+}
+
 }  // namespace
 
 std::string verdict_to_text(const Verdict& v, const TextStyle& style) {
@@ -138,6 +158,7 @@ std::string verdict_to_text(const Verdict& v, const TextStyle& style) {
        << summary << '\n';
   }
 
+  coverage_lines(os, v);
   for (const auto& c : v.checks) matrix_lines(os, c);
 
   bool header = false;

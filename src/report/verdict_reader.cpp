@@ -93,6 +93,17 @@ CheckResult check_of(const Fields& f) {
   }
   for (const Fields& m : f.objects("matrices")) c.matrices.push_back(matrix_of(m));
   if (const Json* readings = f.find("readings")) c.readings = *readings;
+  if (const auto p = f.object("plan")) {
+    CheckPlanRecord plan;
+    plan.expected_s = p->number("expected_s").value_or(0);
+    plan.deadline_s = p->number("deadline_s").value_or(0);
+    plan.reduced = p->flag("reduced").value_or(false);
+    plan.coverage = p->text("coverage");
+    plan.rotation_step = integer_of(*p, "rotation_step");
+    plan.rotation_steps = integer_of(*p, "rotation_steps", 1);
+    plan.covered = p->texts("covered");
+    c.plan = std::move(plan);
+  }
   return c;
 }
 
@@ -150,8 +161,8 @@ ThresholdsRecord thresholds_of(const Fields& t) {
 Verdict verdict_of(const Fields& f) {
   const std::string schema = f.text("schema");
   if (schema != kVerdictSchema) {
-    f.fail("schema", "expected \"" + std::string(kVerdictSchema) + "\", got \"" +
-                         printable(schema) + "\"");
+    f.fail("schema",
+           "expected \"" + std::string(kVerdictSchema) + "\", got \"" + printable(schema) + "\"");
   }
   Verdict v;
   if (const auto tool = f.object("tool")) {
@@ -196,6 +207,19 @@ Verdict verdict_of(const Fields& f) {
     record.checks_rejudged = integer_of(*r, "checks_rejudged");
     record.checks_kept = r->texts("checks_kept");
     v.rejudged = std::move(record);
+  }
+  if (const auto p = f.object("plan")) {
+    RunPlanRecord plan;
+    plan.timeout_s = p->number("timeout_s").value_or(0);
+    plan.timeout_given = p->flag("timeout_given").value_or(false);
+    plan.expected_s = p->number("expected_s").value_or(0);
+    plan.floor_s = p->number("floor_s").value_or(0);
+    plan.gpus = integer_of(*p, "gpus");
+    plan.nics = integer_of(*p, "nics");
+    plan.reduced = p->flag("reduced").value_or(false);
+    plan.rotation = p->count("rotation").value_or(0);
+    plan.rotation_from = p->text("rotation_from");
+    v.plan = std::move(plan);
   }
   return v;
 }

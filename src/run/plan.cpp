@@ -45,11 +45,4 @@ std::vector<PlannedCheck> plan_checks(const CheckRegistry& registry, Profile pro
   return plan;
 }
 
-std::chrono::seconds default_timeout(const std::vector<PlannedCheck>& plan) {
-  // Discovery (bounded at 20 s) plus a margin for writing the verdict.
-  std::chrono::seconds total{30};
-  for (const auto& p : plan) total += p.budget;
-  return total;
-}
-
 }  // namespace preflight

@@ -35,6 +35,15 @@ std::string_view describe(Profile profile) {
   return "";
 }
 
+WorkPlan Check::plan_work(const WorkRequest& request) const {
+  const auto seconds =
+      budget(request.profile, *request.options)
+          .value_or(info().budget_for(Profile::standard).value_or(std::chrono::seconds(60)));
+  WorkPlan plan;
+  plan.expected_s = plan.floor_s = static_cast<double>(seconds.count());
+  return plan;
+}
+
 void CheckRegistry::add(std::unique_ptr<Check> check) {
   if (!check) throw std::logic_error("CheckRegistry::add: null check");
   if (find(check->info().name) != nullptr) {

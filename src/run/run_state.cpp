@@ -27,6 +27,11 @@ void RunState::set_thresholds(ThresholdsRecord thresholds) {
   verdict_.thresholds = std::move(thresholds);
 }
 
+void RunState::set_plan(RunPlanRecord plan) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  verdict_.plan = std::move(plan);
+}
+
 void RunState::check_started(std::size_t index) {
   std::lock_guard<std::mutex> lock(mutex_);
   running_ = index;

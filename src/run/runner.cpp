@@ -8,6 +8,7 @@
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 #include "run/bounded_task.hpp"
+#include "run/planner.hpp"
 #include "run/rejudge.hpp"
 
 namespace preflight {
@@ -145,6 +146,8 @@ SystemInfo system_info_from(const NodeReading& node) {
 RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
                        const RunSettings& settings) {
   RunOutcome outcome;
+  const auto run_start = SteadyClock::now();
+  const double timeout_s = duration<double>(settings.deadline - run_start).count();
   const auto kinds = [&] {
     std::vector<FaultKindSpec> all = runner_fault_kinds();
     for (const auto& p : plan) {
@@ -217,6 +220,47 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
   // Shared with the workers like the thresholds: an abandoned worker may still read them.
   const auto options = std::make_shared<const CheckOptions>(settings.options);
 
+  // The plan for this node (docs/plan.md): every check's work and its share of the time left.
+  WorkRequest base;
+  base.profile = settings.profile;
+  base.shape.gpus = static_cast<int>(node->gpus.size());
+  base.shape.nics = settings.nics;
+  base.thresholds = thresholds.get();
+  base.options = options.get();
+  base.rotation = settings.rotation;
+  const auto verdict_end = settings.deadline - std::chrono::duration_cast<SteadyClock::duration>(
+                                                   duration<double>(plan_rules::kVerdictMargin_s));
+  std::vector<CheckAllotment> allotted;
+  std::optional<RunPlanRecord> plan_record;
+  if (not_run_why.empty()) {
+    try {
+      // The same rule as before the run, now for the node discovery found.
+      // Without --timeout the deadline is the profile's default for the shape assumed before
+      // discovery; it is never refused.
+      RunPlan whole = plan_run(
+          plan, base, settings.timeout_given ? std::optional<double>(timeout_s) : std::nullopt);
+      const double left = duration<double>(verdict_end - SteadyClock::now()).count();
+      // Discovery slower than modelled leaves less: the checks share what is left (their
+      // deadlines shrink with it) rather than the run being refused for the node's slowness.
+      allotted = allot_checks(plan, base, std::max(left, checks_floor_s(whole.checks)), "");
+      RunPlanRecord& record = plan_record.emplace(record_of(whole));
+      record.timeout_s = timeout_s;
+      record.timeout_given = settings.timeout_given;
+      record.rotation = settings.rotation;
+      record.rotation_from = settings.rotation_from;
+      record.reduced = false;
+      record.expected_s = whole.discovery.expected_s;
+      for (const auto& a : allotted) {
+        record.reduced = record.reduced || a.work.reduced;
+        record.expected_s += a.work.expected_s;
+      }
+      state.set_plan(record);
+    } catch (const InvalidInput& e) {
+      outcome.invalid = e.what();
+      return outcome;
+    }
+  }
+
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const Check& check = *plan[i].check;
     const CheckInfo& info = check.info();
@@ -242,9 +286,23 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     ctx->cancel = std::make_shared<std::atomic<bool>>(false);
     ctx->options = options.get();
     ctx->abandoned_threads = std::make_shared<std::atomic<int>>(0);
+    ctx->work = base;
+    ctx->work.seconds = allotted[i].work_s;
     const auto start = SteadyClock::now();
-    ctx->deadline = std::min(settings.deadline, start + plan[i].budget);
+    // Its share of what is left: time a check before it did not use goes to those after it.
+    double still_planned = 0;
+    for (std::size_t j = i; j < allotted.size(); ++j) still_planned += allotted[j].deadline_s;
+    const double share = duration<double>(verdict_end - start).count() * allotted[i].deadline_s /
+                         std::max(still_planned, 1e-9);
+    // Past the verdict margin already (discovery overran a default deadline): the check gets
+    // what is left of the run's deadline, no more.
+    ctx->deadline = share > 0 ? std::min(settings.deadline,
+                                         start + std::chrono::duration_cast<SteadyClock::duration>(
+                                                     duration<double>(share)))
+                              : settings.deadline;
     const bool by_global = ctx->deadline == settings.deadline;
+    CheckPlanRecord planned = record_of(allotted[i]);
+    planned.deadline_s = duration<double>(ctx->deadline - start).count();
 
     if (info.needs_gpu && node->gpus.empty()) {
       state.check_finished(
@@ -275,7 +333,9 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
           wait_task(state, task, SteadyClock::now() + settings.cancel_grace) == TaskEnd::returned;
       const double elapsed = duration<double>(SteadyClock::now() - start).count();
       const double budget = duration<double>(ctx->deadline - start).count();
-      state.check_finished(i, overran(info.name, elapsed, budget, by_global));
+      CheckResult r = overran(info.name, elapsed, budget, by_global);
+      r.plan = planned;
+      state.check_finished(i, std::move(r));
       if (!returned) {
         state.note_abandoned_thread();
         not_run_why = info.name + " did not return after its deadline";
@@ -312,6 +372,20 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
       result.status = status_from_findings(result.findings);
     }
     result.duration_s = duration<double>(SteadyClock::now() - start).count();
+    if (result.plan) {
+      // The check's own account of what it covered (it may know more than the plan did, as the
+      // rdma check does of its compute NICs); the model's seconds and the deadline from the plan.
+      if (result.plan->expected_s <= 0) result.plan->expected_s = planned.expected_s;
+      result.plan->deadline_s = planned.deadline_s;
+    } else if (result.status != Status::skip) {
+      result.plan = planned;
+    }
+    if (plan_record && result.plan) {
+      // What the check found may differ from what was counted before (the rdma check's
+      // compute NICs): the run's expected total follows the checks' own figures.
+      plan_record->expected_s += result.plan->expected_s - planned.expected_s;
+      state.set_plan(*plan_record);
+    }
     state.check_finished(i, std::move(result));
   }
 

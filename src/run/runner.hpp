@@ -27,15 +27,13 @@ struct PlannedCheck {
 };
 
 // The checks a run will execute: the profile's checks, or those named by --checks (in
-// registry order), with checks marked required always included. Budgets come from each check
-// under these options. Throws InvalidInput for an unknown name, an option of a check that is
-// not part of the run, or an option value its check rejects.
+// registry order), with checks marked required always included. A check is part of a profile
+// when it has a budget for it; the time each gets is the planner's (run/planner.hpp). Throws
+// InvalidInput for an unknown name, an option of a check that is not part of the run, or an option
+// value its check rejects.
 std::vector<PlannedCheck> plan_checks(const CheckRegistry& registry, Profile profile,
                                       const std::vector<std::string>& selected,
                                       const CheckOptions& options = {});
-
-// Default global deadline: the planned checks' budgets plus discovery and a margin.
-std::chrono::seconds default_timeout(const std::vector<PlannedCheck>& plan);
 
 enum class StopCause { none, signal, deadline };
 
@@ -56,6 +54,7 @@ class RunState {
 
   void set_system(SystemInfo system);
   void set_thresholds(ThresholdsRecord thresholds);
+  void set_plan(RunPlanRecord plan);
   void check_started(std::size_t index);
   void check_finished(std::size_t index, CheckResult result);
   void add_run_finding(Finding finding);
@@ -112,6 +111,13 @@ struct RunSettings {
   std::chrono::milliseconds cancel_grace{grace::kCheckCancel};
   std::string thresholds_path;  // --thresholds file, already validated once
   CheckOptions options;         // check options (--gemm-dtypes ...), already validated
+  // The plan's inputs beyond discovery (docs/plan.md): the RDMA devices counted before the run
+  // (the rdma check counts its compute NICs again), the rotation counter and where it came from,
+  // and whether the deadline is a --timeout or the profile's default.
+  int nics = 0;
+  std::uint64_t rotation = 0;
+  std::string rotation_from = "none";
+  bool timeout_given = false;
 };
 
 struct RunOutcome {

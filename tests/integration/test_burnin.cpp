@@ -81,7 +81,7 @@ TEST_CASE("burnin: a fault from pass 3 fails pass 3, and the verdict says so", "
   TempDir dir;
   const RunResult r = run_preflight(
       {"run", "--checks", "inventory", "--expect-gpus", "0", "--repeat", "4", "--inject-fault",
-       "hang@check=inventory,from-pass=3", "--timeout", "2", "--json", dir.file("v.json")},
+       "hang@check=inventory,from-pass=3", "--timeout", "4", "--json", dir.file("v.json")},
       no_gpu_options());
   INFO(describe(r));
   REQUIRE(r.exited());

@@ -197,7 +197,8 @@ TEST_CASE("run: list --json describes checks, profiles and fault kinds", "[list]
     inventory = true;
     CHECK(c.at("always_runs") == true);
     CHECK(c.at("needs_gpu") == false);
-    CHECK(c.at("budget_s").at("quick").is_number());
+    // The time model's seconds for the default node (8 x H100 SXM5, 8 NICs).
+    CHECK(c.at("expected_s").at("quick").is_number());
   }
   CHECK(inventory);
 
@@ -205,10 +206,14 @@ TEST_CASE("run: list --json describes checks, profiles and fault kinds", "[list]
   for (const auto& p : doc.at("profiles")) {
     profiles.push_back(p.at("name"));
     CHECK(p.at("default_timeout_s").is_number());
+    CHECK(p.at("expected_s").get<double>() < p.at("default_timeout_s").get<double>());
     const auto& checks = p.at("checks");
     CHECK(std::find(checks.begin(), checks.end(), "inventory") != checks.end());
   }
   CHECK(profiles == std::vector<std::string>{"quick", "standard", "burnin"});
+  CHECK(doc.at("model_node").at("gpus") == 8);
+  // Issue 16: the quick profile is planned within 30 s on 8 GPUs and 8 NICs.
+  CHECK(doc.at("profiles").at(0).at("expected_s").get<double>() <= 30.0);
 
   const json* hang = nullptr;
   const json* mig = nullptr;

@@ -21,9 +21,10 @@ struct FleetRun {
   json verdict;
 };
 
-// Runs an N-rank fleet with a quick local phase (inventory only, no GPU expected) and returns
-// the exit status and rank 0's verdict.
-FleetRun run_fleet(int ranks, const std::vector<std::string>& extra, double timeout_s = 120) {
+// Runs an N-rank fleet with a quick local phase (inventory only, no GPU expected; with
+// `profile_checks` the whole quick profile) and returns the exit status and rank 0's verdict.
+FleetRun run_fleet(int ranks, const std::vector<std::string>& extra, double timeout_s = 120,
+                   bool profile_checks = false) {
   TempDir dir;
   std::vector<std::string> argv{MPIEXEC_BINARY,
                                 "--allow-run-as-root",
@@ -34,12 +35,11 @@ FleetRun run_fleet(int ranks, const std::vector<std::string>& extra, double time
                                 "fleet",
                                 "--transport",
                                 "host",
-                                "--checks",
-                                "inventory",
                                 "--expect-gpus",
                                 "0",
                                 "--json",
                                 dir.file("fleet.json")};
+  if (!profile_checks) argv.insert(argv.end(), {"--checks", "inventory"});
   // Ranks share two cores here: bandwidth is noisy, so only a clear slowdown counts as slow
   // unless the test sets its own factor.
   if (std::find(extra.begin(), extra.end(), "--slow-factor") == extra.end()) {
@@ -97,6 +97,23 @@ TEST_CASE("fleet host: a node whose data arrives corrupt is faulty, and only it"
   CHECK(node_verdict(r.verdict, 3) == "healthy");
   CHECK(r.verdict.at("injected_faults").size() == 1);
   CHECK(r.verdict.at("rounds").at(0).at("groups").at(1).at("outcome") == "corrupt");
+}
+
+// Issue 16: the local checks get what their model says (seconds on a node without GPUs), not
+// the minutes of a GPU node's budgets, so a one-minute CI gate can use the fleet.
+TEST_CASE("fleet host: --timeout 60 holds the quick profile and the rounds, 8 and 16 ranks") {
+  for (int ranks : {8, 16}) {
+    INFO(ranks << " ranks");
+    const auto r = run_fleet(
+        ranks, {"--timeout", "60", "--inject-fault", "allgather-corrupt@node=5"}, 120, true);
+    INFO(r.verdict.dump(2));
+    CHECK(r.process.exit_code == 1);
+    CHECK(r.process.elapsed_s < 60.0 + 10.0);
+    CHECK(ranks_of(r.verdict.at("faulty")) == std::set<int>{5});
+    CHECK(r.verdict.at("timeout_s").get<double>() == 60.0);
+    // Discovery, inventory and rdma on a node without GPUs: seconds, by the model.
+    CHECK(r.verdict.at("local_timeout_s").get<double>() < 10.0);
+  }
 }
 
 TEST_CASE("fleet host: a node that never completes is faulty and the run stays bounded") {

@@ -228,10 +228,11 @@ case_scontrol_failure() {
 # The drill of docs/slurm.md: an injected fault drains the node with a reason that says it was
 # injected; the next healthy run resumes it.
 case_drill() {
-  t_hook healthcheck PREFLIGHT_HEALTHCHECK_TIMEOUT=8 \
+  # 10 s: preflight's --timeout 5 holds the floor of a node without GPUs (4 s, docs/plan.md).
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_TIMEOUT=10 \
     PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 0 --inject-fault hang@check=inventory"
   t_expect_rc 0
-  t_expect_max_seconds 14
+  t_expect_max_seconds 16
   local drain
   drain=$(sed -n 3p "$T/scontrol.calls")
   [[ $drain == "argc=4 update NodeName=node01 State=DRAIN Reason=preflight:\\ injected\\ fault:\\ "* ]] ||

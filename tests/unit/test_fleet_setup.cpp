@@ -116,7 +116,8 @@ TEST_CASE("fleet cli: options") {
   CHECK(parse({"fleet", "--slow-factor", "0"}).exit_code == 2);
   CHECK(parse({"fleet", "--json", ""}).exit_code == 2);
   CHECK(parse({"fleet", "--profile", "quick"}).exit_code == 2);  // it is --local-profile
-  CHECK(parse({"flet"}).message.find("known: run, fleet, list, thresholds") != std::string::npos);
+  CHECK(parse({"flet"}).message.find("known: run, fleet, plan, list, thresholds") !=
+        std::string::npos);
 }
 
 }  // namespace preflight

@@ -166,13 +166,15 @@ TEST_CASE("fleet: unknown node verdicts, bad host names and bad pairs fail safe"
 
 TEST_CASE("fleet json: required fields in order, numbers as numbers") {
   const Json j = Json::parse(fleet_verdict_to_json_text(sample()));
-  const std::vector<std::string> expected = {
-      "schema",      "tool",          "started_at",    "duration_s",
-      "argv",        "transport",     "local_profile", "group_size",
-      "round_bound", "bound_reached", "timeout_s",     "group_timeout_s",
-      "nodes",       "rounds",        "faulty",        "stragglers",
-      "ambiguous",   "bad_pairs",     "exclude",       "injected_faults",
-      "notes",       "verdict",       "reason",        "exit_code"};
+  const std::vector<std::string> expected = {"schema",          "tool",       "started_at",
+                                             "duration_s",      "argv",       "transport",
+                                             "local_profile",   "group_size", "round_bound",
+                                             "bound_reached",   "timeout_s",  "group_timeout_s",
+                                             "local_timeout_s", "nodes",      "rounds",
+                                             "faulty",          "stragglers", "ambiguous",
+                                             "bad_pairs",       "exclude",    "injected_faults",
+                                             "notes",           "verdict",    "reason",
+                                             "exit_code"};
   CHECK(keys_of(j) == expected);
   CHECK(j["schema"] == "preflight.fleet/1");
   CHECK(keys_of(j["tool"]) == std::vector<std::string>{"name", "version", "git"});

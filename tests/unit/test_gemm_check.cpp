@@ -317,7 +317,7 @@ TEST_CASE("gemm check: options are validated before anything runs and set the bu
     }
     return std::chrono::seconds(-1);
   };
-  CHECK(budget_of({}, Profile::quick) == 29s);
+  CHECK(budget_of({}, Profile::quick) == 28s);
   CHECK(budget_of(options_of({{"--gemm-seconds", "100"}}), Profile::burnin) == 125s);
   CHECK_THROWS_WITH(
       plan_checks(registry, Profile::quick, {"gemm"}, options_of({{"--gemm-dtypes", "int8"}})),

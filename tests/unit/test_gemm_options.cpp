@@ -42,13 +42,14 @@ std::string error_of(const std::string& flag, const std::string& value) {
 }  // namespace
 
 TEST_CASE("gemm: defaults per profile") {
-  CHECK(preflight::default_product_seconds(Profile::quick) == 4.0);
+  CHECK(preflight::default_product_seconds(Profile::quick) == 3.0);
   CHECK(preflight::default_product_seconds(Profile::standard) == 60.0);
   CHECK(preflight::default_product_seconds(Profile::burnin) == 600.0);
   for (Profile profile : preflight::kAllProfiles) {
     INFO(preflight::to_string(profile));
     const GemmSettings s = parse({}, profile);
     CHECK(s.product_seconds == preflight::default_product_seconds(profile));
+    CHECK_FALSE(s.product_seconds_given);
     CHECK(s.dtypes == std::vector<GemmDtype>{GemmDtype::bf16});
     CHECK_FALSE(s.size.has_value());
     CHECK(s.memory_limit_bytes == std::size_t{6144} << 20);
@@ -72,7 +73,7 @@ TEST_CASE("gemm: option specs for --help") {
     CHECK(specs[i].description.find('\n') == std::string::npos);
   }
   // The per-profile defaults are stated where an admin reads them.
-  CHECK_THAT(specs[1].description, Catch::Contains("quick 4") && Catch::Contains("standard 60") &&
+  CHECK_THAT(specs[1].description, Catch::Contains("quick 3") && Catch::Contains("standard 60") &&
                                        Catch::Contains("burnin 600"));
 }
 
@@ -93,6 +94,7 @@ TEST_CASE("gemm: parsing each option") {
   }
   SECTION("seconds") {
     CHECK(parse({{"--gemm-seconds", "30"}}, Profile::burnin).product_seconds == 30.0);
+    CHECK(parse({{"--gemm-seconds", "30"}}).product_seconds_given);
     CHECK(parse({{"--gemm-seconds", "2.5"}}).product_seconds == 2.5);
     CHECK(parse({{"--gemm-seconds", "1"}}).product_seconds == 1.0);
     CHECK(parse({{"--gemm-seconds", "604800"}}).product_seconds == 604800.0);
@@ -196,8 +198,8 @@ TEST_CASE("gemm: a forced size must fit the memory limit for every dtype") {
 }
 
 TEST_CASE("gemm: time budget") {
-  GemmSettings s;                                                // quick: 4 s of bf16
-  CHECK(preflight::gemm_budget(s) == std::chrono::seconds(29));  // 4 + 20 + 5
+  GemmSettings s;                                                // quick: 3 s of bf16
+  CHECK(preflight::gemm_budget(s) == std::chrono::seconds(28));  // 3 + 20 + 5
   s.dtypes = {GemmDtype::bf16, GemmDtype::fp64};
   s.product_seconds = 60;
   CHECK(preflight::gemm_budget(s) == std::chrono::seconds(150));  // 120 + 20 + 10

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "checks/inventory/inventory_faults.hpp"
+#include "checks/inventory/inventory_plan.hpp"
 #include "checks/inventory/inventory_rules.hpp"
 #include "run/runner.hpp"
 #include "support/fake_backend.hpp"
@@ -283,6 +284,31 @@ TEST_CASE("inventory: a GPU whose probe never returns is unresponsive; the other
   unlink(path.c_str());
 }
 
+// Issue 16: the check's share of a short run may end before the probe's own timeout (10 s by
+// default). A probe still busy then is unverified (a warning), never "unresponsive" (a failure):
+// a driver slow to make contexts must not fail a node because the run was given little time.
+TEST_CASE("inventory: a probe cut short by the check's time is GPU_NOT_PROBED, not unresponsive") {
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const auto plan = plan_checks(registry, Profile::quick, {"inventory"});
+  test::FakeBackend backend(test::healthy_node(2));
+  backend.hang_probe_gpu = 1;
+  FaultPlan faults;
+  RunState state(Verdict{}, plan, false);
+  RunSettings settings;
+  settings.deadline = SteadyClock::now() + 4s;
+  Runner runner(backend.engines(), faults);
+  const auto out = runner.run(state, plan, settings);
+  const CheckResult& inv = out.verdict.checks.at(0);
+  std::vector<std::string> got;
+  for (const auto& f : inv.findings) got.push_back(f.code + "@" + f.entity);
+  CHECK(got == std::vector<std::string>{"GPU_NOT_PROBED@gpu1"});
+  REQUIRE_FALSE(inv.findings.empty());
+  CHECK_THAT(inv.findings.at(0).message, Catch::Contains("before the probe's 10 s timeout"));
+  CHECK(inv.status == Status::warn);
+  backend.release_probes();
+}
+
 TEST_CASE("inventory: a driver older than the build names both versions and the remedy") {
   NodeReading node = test::healthy_node(2);
   for (auto& g : node.gpus) g.cuda_ordinal = -1;
@@ -316,4 +342,55 @@ TEST_CASE("inventory: a driver older than the build names both versions and the 
     node.cuda_driver_version = 0;
     CHECK(codes(judge_inventory(node, h100(), NodeExpectations{2})) == Codes{"CUDA_UNAVAILABLE"});
   }
+}
+
+TEST_CASE("unit: inventory plan: NVML and a probe per GPU, never reduced") {
+  const CheckOptions none;
+  WorkRequest r;
+  r.profile = Profile::quick;
+  r.options = &none;
+  const auto planned = [&](int gpus, std::optional<double> seconds = std::nullopt) {
+    r.shape.gpus = gpus;
+    r.seconds = seconds;
+    return plan_inventory_work(r).plan;
+  };
+  // Nothing to run: the PCI bus and the judgement.
+  CHECK(planned(0).expected_s == Approx(0.05));
+  CHECK(planned(0).coverage == "no GPU: the PCI bus and the expectations");
+  CHECK(planned(1).expected_s == Approx(1.3));
+  CHECK(planned(1).coverage == "1 GPU: NVML health and a responsiveness probe each");
+  CHECK(planned(8).expected_s == Approx(3.05));
+  CHECK(planned(8).coverage == "8 GPUs: NVML health and a responsiveness probe each");
+  for (int gpus : {0, 1, 8}) {
+    const WorkPlan p = planned(gpus, 0.01);
+    CHECK(p.floor_s == p.expected_s);
+    CHECK_FALSE(p.reduced);
+    CHECK(p.expected_s == Approx(planned(gpus).expected_s));
+  }
+  // The same for every profile: every GPU is always read and probed.
+  r.profile = Profile::burnin;
+  CHECK(planned(8).expected_s == Approx(3.05));
+}
+
+TEST_CASE("unit: inventory plan: run() records what it covered") {
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const auto plan = plan_checks(registry, Profile::quick, {"inventory"});
+  test::FakeBackend backend(test::healthy_node(4));
+  FaultPlan faults;
+  RunState state(Verdict{}, plan, false);
+  RunSettings settings;
+  settings.deadline = SteadyClock::now() + 30s;
+  Runner runner(backend.engines(), faults);
+  const auto out = runner.run(state, plan, settings);
+  const CheckResult& inv = out.verdict.checks.at(0);
+  REQUIRE(inv.plan);
+  CHECK_FALSE(inv.plan->reduced);
+  CHECK(inv.plan->coverage == "4 GPUs: NVML health and a responsiveness probe each");
+  // The runner's expected seconds are the model's for the 4 GPUs discovery found.
+  const CheckOptions none;
+  WorkRequest four;
+  four.options = &none;
+  four.shape.gpus = 4;
+  CHECK(inv.plan->expected_s == Approx(plan_inventory_work(four).plan.expected_s));
 }

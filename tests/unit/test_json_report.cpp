@@ -112,10 +112,26 @@ TEST_CASE("json: top-level keys come in the documented order") {
   const auto j = nlohmann::ordered_json::parse(verdict_to_json_text(sample()));
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-  const std::vector<std::string> expected = {
-      "schema", "tool",    "host",      "started_at", "duration_s",      "profile",  "argv",
-      "system", "verdict", "exit_code", "reason",     "injected_faults", "findings", "checks",
-      "burnin", "passes",  "first_failed_pass", "thresholds", "rejudged"};
+  const std::vector<std::string> expected = {"schema",
+                                             "tool",
+                                             "host",
+                                             "started_at",
+                                             "duration_s",
+                                             "profile",
+                                             "argv",
+                                             "system",
+                                             "verdict",
+                                             "exit_code",
+                                             "reason",
+                                             "injected_faults",
+                                             "findings",
+                                             "checks",
+                                             "burnin",
+                                             "passes",
+                                             "first_failed_pass",
+                                             "thresholds",
+                                             "rejudged",
+                                             "plan"};
   CHECK(keys == expected);
 }
 

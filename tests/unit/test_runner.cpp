@@ -1,6 +1,7 @@
 // The runner and supervisor with made-up checks: deadlines, hangs, errors, stops, skips.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <thread>
 
 #include "preflight/catalogue.hpp"
@@ -50,6 +51,39 @@ class FakeCheck final : public Check {
   Behaviour behaviour_;
 };
 
+// Takes the time its model gives the work it is asked for: `whole` seconds, reducible to 0.1 s.
+class ModelledCheck final : public Check {
+ public:
+  ModelledCheck(std::string name, double whole) : whole_(whole) {
+    info_.name = std::move(name);
+    info_.description = "modelled";
+    info_.needs_gpu = false;
+    info_.budget = {std::chrono::seconds(1), std::chrono::seconds(1), std::nullopt};
+  }
+  const CheckInfo& info() const override { return info_; }
+  WorkPlan plan_work(const WorkRequest& request) const override {
+    WorkPlan plan;
+    plan.floor_s = 0.1;
+    plan.expected_s = request.seconds ? std::clamp(*request.seconds, 0.1, whole_) : whole_;
+    plan.reduced = plan.expected_s < whole_;
+    plan.coverage = plan.reduced ? "part" : "all";
+    return plan;
+  }
+  CheckResult run(CheckContext& ctx) const override {
+    const auto until =
+        SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                 std::chrono::duration<double>(plan_work(ctx.work).expected_s));
+    while (SteadyClock::now() < until && !ctx.cancelled()) std::this_thread::sleep_for(5ms);
+    CheckResult r;
+    r.summary = "slept";
+    return r;
+  }
+
+ private:
+  CheckInfo info_;
+  double whole_;
+};
+
 struct Harness {
   CheckRegistry registry;
   std::unique_ptr<test::FakeBackend> backend =
@@ -57,11 +91,13 @@ struct Harness {
   std::vector<std::string> fault_specs;
   bool strict = false;
   std::chrono::milliseconds timeout = 10s;
+  bool timeout_given = false;
   NodeExpectations expect;
 
   void add(std::string name, Behaviour b, bool needs_gpu = false) {
     registry.add(std::make_unique<FakeCheck>(std::move(name), b, needs_gpu));
   }
+  void add(std::unique_ptr<Check> check) { registry.add(std::move(check)); }
   RunOutcome run(RunState** state_out = nullptr, std::function<void(RunState&)> during = {}) {
     const auto plan = plan_checks(registry, Profile::quick, {});
     std::vector<InjectedFault> faults;
@@ -72,6 +108,7 @@ struct Harness {
     RunSettings settings;
     settings.expect = expect;
     settings.deadline = SteadyClock::now() + timeout;
+    settings.timeout_given = timeout_given;
     settings.discovery_budget = 1s;
     settings.cancel_grace = 200ms;
     std::thread helper;
@@ -146,8 +183,9 @@ TEST_CASE("runner: a hung check times out, is abandoned, and the rest are not ru
   const auto start = SteadyClock::now();
   const auto out = h.run();
   const double took = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  CHECK(took < 2.0 + 0.2 + 1.0);  // budget 2 s + grace, never the hang
   const auto& a = h.result(out, "a");
+  REQUIRE(a.plan);
+  CHECK(took < a.plan->deadline_s + 0.2 + 1.0);  // its deadline + grace, never the hang
   CHECK(a.status == Status::fail);
   REQUIRE(has_code(a, "CHECK_TIMEOUT"));
   CHECK(a.findings[0].injected);
@@ -283,7 +321,56 @@ TEST_CASE("runner: plans follow the profile, --checks, and always include requir
   REQUIRE(plan.size() == 2);
   CHECK(plan[1].budget == std::chrono::seconds(5));  // standard budget outside its profiles
   CHECK_THROWS_AS(plan_checks(r, Profile::quick, {"nope"}), InvalidInput);
-  CHECK(default_timeout(plan_checks(r, Profile::quick, {})) == std::chrono::seconds(34));
+}
+
+TEST_CASE("runner: checks taking their modelled time fit a --timeout, their work sized to it") {
+  Harness h;
+  for (const char* name : {"a", "b", "c"}) h.add(std::make_unique<ModelledCheck>(name, 1.0));
+  // 3 x 1 s of work needs 3 x 2 s with headroom; 6 s less the margin leaves about 5.
+  h.timeout = 6s;
+  h.timeout_given = true;
+  const auto start = SteadyClock::now();
+  const auto out = h.run();
+  const double took = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  CHECK(took < 6.0 + 1.0);
+  REQUIRE(out.invalid.empty());
+  REQUIRE(out.verdict.plan);
+  CHECK(out.verdict.plan->timeout_given);
+  CHECK(out.verdict.plan->reduced);
+  for (const char* name : {"a", "b", "c"}) {
+    const auto& c = h.result(out, name);
+    INFO(name);
+    CHECK(c.status == Status::pass);
+    REQUIRE(c.plan);
+    CHECK(c.plan->reduced);
+    CHECK(c.plan->coverage == "part");
+    CHECK(c.plan->expected_s < 1.0);
+    CHECK(c.plan->deadline_s >= 1.5 * c.plan->expected_s);
+  }
+  CHECK(out.verdict.exit_code == 0);
+}
+
+TEST_CASE("runner: with time to spare every check does its whole work") {
+  Harness h;
+  h.add(std::make_unique<ModelledCheck>("a", 0.2));
+  h.timeout_given = true;
+  const auto out = h.run();
+  REQUIRE(out.invalid.empty());
+  const auto& a = h.result(out, "a");
+  REQUIRE(a.plan);
+  CHECK_FALSE(a.plan->reduced);
+  CHECK(a.plan->expected_s == Approx(0.2));
+  CHECK(a.plan->deadline_s > 5.0);  // the spare time of the 10 s run
+}
+
+TEST_CASE("runner: a --timeout below the floor of the node found is refused, naming the floor") {
+  Harness h;
+  h.add(std::make_unique<ModelledCheck>("a", 5.0));
+  h.add(std::make_unique<ModelledCheck>("b", 5.0));
+  h.timeout = 2s;
+  h.timeout_given = true;
+  const auto out = h.run();
+  CHECK_THAT(out.invalid, Catch::Contains("--timeout 2.0 s is below the"));
 }
 
 TEST_CASE("supervisor: past the hard deadline it composes the verdict without the runner") {

@@ -61,6 +61,9 @@ struct GpuReading {
   std::optional<bool> responsive;
   std::string probe_error;  // CUDA error or "did not complete within N s"
   double probe_ms = 0.0;
+  // The probe gave up at its deadline (rather than failing): when the deadline was the check's
+  // share of the run's time, not the probe's own timeout, the GPU is unverified, not unresponsive.
+  bool probe_timed_out = false;
 };
 
 // NVML clocks-event reason bits (nvml.h, nvmlClocksEventReason*), repeated here so the core does

@@ -1,11 +1,13 @@
 #pragma once
-// What the three bandwidth checks (pcie, nvlink, hbm) share: their fault kinds, per-profile
-// measurement sizes, and the findings for a measurement that failed, hung or moved corrupted bytes.
+// What the three bandwidth checks (pcie, nvlink, hbm) share: their fault kinds, their time model
+// and measurement sizes (bandwidth_plan.hpp), and the findings for a measurement that failed, hung
+// or moved corrupted bytes.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "checks/bandwidth/bandwidth_math.hpp"
+#include "checks/bandwidth/bandwidth_plan.hpp"
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/entities.hpp"
 #include "preflight/check.hpp"
@@ -22,16 +24,6 @@ std::vector<FaultKindSpec> hbm_fault_kinds();     // hbm-corrupt@gpu=I
 double pcie_slow_factor(const FaultPlan& faults, int gpu_index);
 // The slow factor an nvlink-slow fault sets for copies between these GPUs, either direction.
 double nvlink_slow_factor(const FaultPlan& faults, int gpu_a, int gpu_b);
-
-// Copy sizes and repetitions of one measurement, by profile.
-struct MeasurementShape {
-  std::size_t bytes = 0;
-  int copies_per_sample = 0;
-  int samples = 0;
-};
-MeasurementShape pcie_shape(Profile profile);
-MeasurementShape nvlink_shape(Profile profile);
-MeasurementShape hbm_copy_shape(Profile profile);
 
 // The skip reason of a check that needs GPUs CUDA can use, when the node has none (they are
 // listed but CUDA sees none of them: inventory says why).

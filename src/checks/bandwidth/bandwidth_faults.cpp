@@ -1,5 +1,4 @@
-// The bandwidth checks' fault kinds, measurement shapes and shared failure findings
-// (bandwidth_common.hpp).
+// The bandwidth checks' fault kinds and shared failure findings (bandwidth_common.hpp).
 #include <cstdio>
 
 #include "checks/bandwidth/bandwidth_common.hpp"
@@ -7,12 +6,6 @@
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
-
-namespace {
-
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-}  // namespace
 
 std::vector<FaultKindSpec> pcie_fault_kinds() {
   return {
@@ -50,34 +43,6 @@ double nvlink_slow_factor(const FaultPlan& faults, int gpu_a, int gpu_b) {
     if (match && f->number) factor = *f->number;
   }
   return factor;
-}
-
-MeasurementShape pcie_shape(Profile profile) {
-  switch (profile) {
-    case Profile::quick:
-      return {64 * kMiB, 4, 3};
-    case Profile::standard:
-      return {256 * kMiB, 4, 5};
-    case Profile::burnin:
-      return {256 * kMiB, 8, 10};
-  }
-  return {64 * kMiB, 4, 3};
-}
-
-MeasurementShape nvlink_shape(Profile profile) {
-  return pcie_shape(profile);
-}
-
-MeasurementShape hbm_copy_shape(Profile profile) {
-  switch (profile) {
-    case Profile::quick:
-      return {512 * kMiB, 8, 3};
-    case Profile::standard:
-      return {1024 * kMiB, 8, 5};
-    case Profile::burnin:
-      return {1024 * kMiB, 16, 10};
-  }
-  return {512 * kMiB, 8, 3};
 }
 
 std::optional<std::string> no_cuda_gpu_reason(const CheckContext& ctx) {

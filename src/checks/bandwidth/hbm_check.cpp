@@ -14,37 +14,15 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr auto kCopyBudget = 15s;
-// Left out of the GPU's memory before the pattern test's share is taken: this process's CUDA
-// context and the copy buffers.
-constexpr std::uint64_t kContextReserve = std::uint64_t{3} << 29;  // 1.5 GiB
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-
-std::vector<MemoryPattern> patterns_for(Profile profile) {
-  if (profile == Profile::quick) {
-    return {MemoryPattern::address, MemoryPattern::inverse_address, MemoryPattern::random};
-  }
-  return {MemoryPattern::zeros,           MemoryPattern::ones,
-          MemoryPattern::checkerboard,    MemoryPattern::address,
-          MemoryPattern::inverse_address, MemoryPattern::random};
-}
-
-std::uint64_t pattern_bytes(Profile profile, const GpuReading& g, const Thresholds& t) {
-  const std::uint64_t total = g.memory_total_bytes;
-  const std::uint64_t usable = total > kContextReserve ? total - kContextReserve : 0;
-  if (profile == Profile::quick) {
-    return pattern_test_bytes(usable, 0.5,
-                              static_cast<std::uint64_t>(t.get("hbm.quick_test_mib")) * kMiB);
-  }
-  return pattern_test_bytes(usable, t.get("hbm.test_fraction"), 0);
-}
 
 // The device-local copies of one GPU: their reading (nullopt when they failed or moved no
 // sample), metrics, and the failures as observations. `hung`: the GPU is unusable.
 std::optional<HbmCopyReading> measure_copy(CheckContext& ctx, BandwidthEngine& engine,
-                                           const GpuReading& g, SteadyClock::time_point deadline,
-                                           CheckResult& result, bool& hung) {
+                                           const HbmWork& work, const GpuReading& g,
+                                           SteadyClock::time_point deadline, CheckResult& result,
+                                           bool& hung) {
   const std::string entity = gpu_entity(g.index);
-  const MeasurementShape shape = hbm_copy_shape(ctx.profile);
+  const MeasurementShape& shape = work.copy;
   CopyMeasurement m;
   CopyStream s;
   s.direction = CopyDirection::device_to_device;
@@ -75,19 +53,19 @@ std::optional<HbmCopyReading> measure_copy(CheckContext& ctx, BandwidthEngine& e
 // The pattern test of one GPU: its reading (nullopt when it did not run), metrics, and its
 // timeouts and CUDA errors as observations.
 std::optional<HbmPatternReading> run_patterns(CheckContext& ctx, BandwidthEngine& engine,
-                                              const GpuReading& g, SteadyClock::time_point end,
-                                              CheckResult& result) {
+                                              const HbmWork& work, const GpuReading& g,
+                                              SteadyClock::time_point end, CheckResult& result) {
   const std::string entity = gpu_entity(g.index);
   PatternJob job;
   job.cuda_ordinal = g.cuda_ordinal;
-  job.bytes = pattern_bytes(ctx.profile, g, *ctx.thresholds);
-  job.patterns = patterns_for(ctx.profile);
+  job.bytes = hbm_pattern_bytes(work, g.memory_total_bytes);
+  job.patterns = work.patterns;
   job.cancel = ctx.cancel;
   job.inject_corrupt = ctx.faults->for_gpu("hbm-corrupt", g.index) != nullptr;
   if (job.bytes == 0) return std::nullopt;
 
-  // Burn-in repeats the patterns with a new seed for random while time is left; the other
-  // profiles run them once.
+  // The planned passes (burn-in: more than one), each with a new seed for random; burn-in
+  // repeats them while time is left, the other profiles run them once.
   std::uint64_t bad_words = 0;
   std::uint64_t tested = 0;
   std::vector<BadRange> ranges;
@@ -119,8 +97,11 @@ std::optional<HbmPatternReading> run_patterns(CheckContext& ctx, BandwidthEngine
     job.inject_corrupt = false;  // one injected word per run
     const double last = r->seconds;
     const double left = std::chrono::duration<double>(end - SteadyClock::now()).count();
-    if (ctx.profile != Profile::burnin || !r->error.empty() || ctx.cancelled() ||
-        left < 2 * last + 1.0) {
+    if (!r->error.empty() || ctx.cancelled()) break;
+    // A planned pass starts when one more fits, with a fifth to spare; passes beyond the plan
+    // (burn-in) only with room for two more and a second.
+    const bool planned = passes < work.passes;
+    if (planned ? left < 1.2 * last : ctx.profile != Profile::burnin || left < 2 * last + 1.0) {
       break;
     }
   }
@@ -173,11 +154,16 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
   CheckResult result;
   report_untested_gpus(*ctx.node, result.findings);
   BandwidthEngine& engine = *ctx.engines.bandwidth;
-  const auto end = ctx.deadline - 1s;
+  const auto end = work_end(ctx);
   std::vector<const GpuReading*> gpus;
+  std::uint64_t memory = 0;  // the largest GPU's: the model sizes the slowest GPU's work
   for (const auto& g : ctx.node->gpus) {
-    if (g.cuda_ordinal >= 0) gpus.push_back(&g);
+    if (g.cuda_ordinal < 0) continue;
+    gpus.push_back(&g);
+    memory = std::max(memory, g.memory_total_bytes);
   }
+  const HbmWork work = plan_hbm(bandwidth_request(ctx, static_cast<int>(gpus.size())), memory);
+  result.plan = plan_record(work.plan);
   HbmReadings readings;
   std::size_t done = 0;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
@@ -186,12 +172,12 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
     HbmGpuReading reading;
     reading.gpu = gpu_entity(g.index);
     bool hung = false;
-    reading.copy =
-        measure_copy(ctx, engine, g, std::min(end, SteadyClock::now() + kCopyBudget), result, hung);
+    reading.copy = measure_copy(ctx, engine, work, g,
+                                std::min(end, SteadyClock::now() + kCopyBudget), result, hung);
     if (!hung) {
       // The GPUs left share what remains of the check's time.
       const auto share = (end - SteadyClock::now()) / static_cast<int>(gpus.size() - i);
-      reading.pattern = run_patterns(ctx, engine, g, SteadyClock::now() + share, result);
+      reading.pattern = run_patterns(ctx, engine, work, g, SteadyClock::now() + share, result);
       // Bad words are an observation: corrupted memory whatever the thresholds say.
       if (auto mismatch = hbm_pattern_observation(reading)) {
         result.findings.push_back(std::move(*mismatch));
@@ -209,7 +195,13 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
       break;
     }
   }
+  // Less than the profile's whole work is said, never silent (docs/plan.md).
+  if (work.plan.reduced) result.summary += "; reduced to fit its time: " + work.plan.coverage;
   return result;
+}
+
+WorkPlan HbmCheck::plan_work(const WorkRequest& request) const {
+  return plan_hbm(request, hbm_model_memory_bytes(request.thresholds)).plan;
 }
 
 std::optional<std::vector<Finding>> HbmCheck::judge(const Readings& readings,

@@ -12,6 +12,8 @@ class HbmCheck final : public Check {
   HbmCheck();
   const CheckInfo& info() const override { return info_; }
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
+  // plan_hbm (bandwidth_plan.hpp), for a GPU of the SKU's memory.
+  WorkPlan plan_work(const WorkRequest& request) const override;
   CheckResult run(CheckContext& ctx) const override;
   // judge_hbm on recorded HbmReadings (hbm_readings.hpp); the pattern test's bad words are
   // observations and stay as recorded.

@@ -1,6 +1,7 @@
 #include "checks/bandwidth/nvlink_check.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "checks/bandwidth/bandwidth_common.hpp"
 #include "checks/bandwidth/nvlink_readings.hpp"
@@ -70,11 +71,23 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
   const auto gpus = cuda_gpus(node);
   const std::size_t n = gpus.size();
   const double expected = ctx.thresholds->get("nvlink.expected_gbps");
-  const auto end = ctx.deadline - 1s;
+  const NvlinkWork work = plan_nvlink(bandwidth_request(ctx, static_cast<int>(n)));
+  const MeasurementShape& shape = work.shape;
+  result.plan = plan_record(work.plan);
+  if (!work.rotation.complete()) {
+    // The model names GPUs by position; the pairs covered by the GPUs' own indices.
+    std::set<std::string> covered;
+    for (const auto& [a, b] : work.rotation.ordered_pairs()) {
+      covered.insert(pair_entity(gpus[static_cast<std::size_t>(a)]->index,
+                                 gpus[static_cast<std::size_t>(b)]->index));
+    }
+    result.plan->covered.assign(covered.begin(), covered.end());
+  }
+  const auto end = work_end(ctx);
   const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
-  const MeasurementShape shape = nvlink_shape(ctx.profile);
 
-  // Peer access of every ordered pair.
+  // Peer access of every ordered pair, every run (cheap): a pair that lost it is found whatever
+  // the rotation's step.
   std::vector<std::vector<bool>> access(n, std::vector<bool>(n, false));
   Matrix access_matrix = empty_matrix("peer_access", "1 yes, 0 no", gpus);
   for (std::size_t i = 0; i < n; ++i) {
@@ -131,31 +144,34 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
     return stats.median;
   };
 
+  // The pairs of this run's step (every pair when the rotation is complete), by position in
+  // `gpus`; the pairs of other steps stay null.
   bool stopped = false;
-  for (std::size_t i = 0; i < n && !stopped; ++i) {
-    for (std::size_t j = 0; j < n && !stopped; ++j) {
-      if (i == j || !access[i][j]) continue;
-      if (ctx.cancelled() || SteadyClock::now() >= end) {
-        stopped = true;
-        break;
-      }
-      unidir.values[i][j] = measure({{i, j}}, gpu_entity(gpus[i]->index) + " -> " +
-                                                  gpu_entity(gpus[j]->index) + " peer copies");
+  for (const auto& [a, b] : work.rotation.ordered_pairs()) {
+    const auto i = static_cast<std::size_t>(a);
+    const auto j = static_cast<std::size_t>(b);
+    if (!access[i][j]) continue;
+    if (ctx.cancelled() || SteadyClock::now() >= end) {
+      stopped = true;
+      break;
     }
+    unidir.values[i][j] = measure({{i, j}}, gpu_entity(gpus[i]->index) + " -> " +
+                                                gpu_entity(gpus[j]->index) + " peer copies");
   }
-  for (std::size_t i = 0; i < n && !stopped; ++i) {
-    for (std::size_t j = i + 1; j < n && !stopped; ++j) {
-      if (!access[i][j] || !access[j][i]) continue;
-      if (ctx.cancelled() || SteadyClock::now() >= end) {
-        stopped = true;
-        break;
-      }
-      const auto both =
-          measure({{i, j}, {j, i}}, gpu_entity(gpus[i]->index) + " <-> " +
-                                        gpu_entity(gpus[j]->index) + " bidirectional peer copies");
-      bidir.values[i][j] = both;
-      bidir.values[j][i] = both;
+  for (const auto& [a, b] : work.rotation.unordered_pairs()) {
+    if (stopped) break;
+    const auto i = static_cast<std::size_t>(a);
+    const auto j = static_cast<std::size_t>(b);
+    if (!access[i][j] || !access[j][i]) continue;
+    if (ctx.cancelled() || SteadyClock::now() >= end) {
+      stopped = true;
+      break;
     }
+    const auto both =
+        measure({{i, j}, {j, i}}, gpu_entity(gpus[i]->index) + " <-> " +
+                                      gpu_entity(gpus[j]->index) + " bidirectional peer copies");
+    bidir.values[i][j] = both;
+    bidir.values[j][i] = both;
   }
 
   // The readings: what was measured and the topology it is held to; judged like recorded ones.
@@ -189,13 +205,24 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
     }
   }
   if (measured > 0) result.add_metric("", "unidirectional_min_gbps", lowest, "GB/s");
-  result.summary = std::to_string(measured) + " of " + std::to_string(n * (n - 1)) +
-                   " ordered pairs measured" +
-                   (measured > 0 ? ", lowest " + format_gbps(lowest) : std::string()) +
-                   (expected > 0 ? ", SKU's links carry " + format_gbps(expected)
-                                 : ", no NVLink expectation for this SKU");
+  // Reduced coverage is said, never silent: a rotated run names its step (docs/plan.md).
+  const PairRotation& rotation = work.rotation;
+  result.summary =
+      std::to_string(measured) + " of " + std::to_string(n * (n - 1)) + " ordered pairs measured" +
+      (rotation.complete() ? std::string()
+                           : " (pairs rotate: step " + std::to_string(rotation.step + 1) + " of " +
+                                 std::to_string(rotation.steps) + ")") +
+      (measured > 0 ? ", lowest " + format_gbps(lowest) : std::string()) +
+      (expected > 0 ? ", SKU's links carry " + format_gbps(expected)
+                    : ", no NVLink expectation for this SKU");
+  if (stopped) result.summary += "; its time ran out before every planned pair";
+  if (work.plan.reduced) result.summary += "; reduced to fit its time: " + shape_text(shape);
   result.matrices = {access_matrix, unidir, bidir};
   return result;
+}
+
+WorkPlan NvlinkCheck::plan_work(const WorkRequest& request) const {
+  return plan_nvlink(request).plan;
 }
 
 std::optional<std::vector<Finding>> NvlinkCheck::judge(const Readings& readings,

@@ -226,9 +226,9 @@ void judge_concurrent(const PcieReadings& r, const Direction& d,
   }
 }
 
-CopyMeasurement make_measurement(CheckContext& ctx, const std::vector<CopyStream>& streams,
+CopyMeasurement make_measurement(CheckContext& ctx, const MeasurementShape& shape,
+                                 const std::vector<CopyStream>& streams,
                                  SteadyClock::time_point deadline) {
-  const MeasurementShape shape = pcie_shape(ctx.profile);
   CopyMeasurement m;
   m.streams = streams;
   m.bytes = shape.bytes;
@@ -338,6 +338,10 @@ std::optional<std::string> PcieCheck::skip_reason(const CheckContext& ctx) const
   return no_cuda_gpu_reason(ctx);
 }
 
+WorkPlan PcieCheck::plan_work(const WorkRequest& request) const {
+  return plan_pcie(request).plan;
+}
+
 std::optional<std::vector<Finding>> PcieCheck::judge(const Readings& readings,
                                                      const Thresholds& thresholds) const {
   return judge_pcie(readings.get<PcieReadings>(), thresholds);
@@ -349,7 +353,11 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
   BandwidthEngine& engine = *ctx.engines.bandwidth;
   NodeReading node = *ctx.node;
   ctx.engines.node->read_health(node);  // the PCIe link readings
-  const auto end = ctx.deadline - 1s;
+  const auto cuda_count = std::count_if(node.gpus.begin(), node.gpus.end(),
+                                        [](const GpuReading& g) { return g.cuda_ordinal >= 0; });
+  const PcieWork work = plan_pcie(bandwidth_request(ctx, static_cast<int>(cuda_count)));
+  result.plan = plan_record(work.plan);
+  const auto end = work_end(ctx);
   const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
 
   PcieReadings readings;
@@ -385,7 +393,7 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
         s.slow_factor = pcie_slow_factor(*ctx.faults, g.index);
         streams.push_back(s);
       }
-      const CopyMeasurement m = make_measurement(ctx, streams, next_deadline());
+      const CopyMeasurement m = make_measurement(ctx, work.shape, streams, next_deadline());
       const auto r = call_bounded<MeasurementResult>(ctx, m.deadline,
                                                      [&engine, m] { return engine.measure(m); });
       hung = judge_measurement_failure(r, entity, std::string(d.what) + " copies", result.findings);
@@ -419,7 +427,7 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
         s.slow_factor = pcie_slow_factor(*ctx.faults, g->index);
         streams.push_back(s);
       }
-      const CopyMeasurement m = make_measurement(ctx, streams, next_deadline());
+      const CopyMeasurement m = make_measurement(ctx, work.shape, streams, next_deadline());
       const auto r = call_bounded<MeasurementResult>(ctx, m.deadline,
                                                      [&engine, m] { return engine.measure(m); });
       const std::string what = std::string(d.what) + " copies on all GPUs at once";
@@ -449,6 +457,8 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
       break;
     }
   }
+  // Less than the profile's whole work is said, never silent (docs/plan.md).
+  if (work.plan.reduced) result.summary += "; reduced to fit its time: " + shape_text(work.shape);
   return result;
 }
 

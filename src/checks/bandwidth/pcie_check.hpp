@@ -19,6 +19,8 @@ class PcieCheck final : public Check {
   explicit PcieCheck(std::string sysfs_root = "/sys");
   const CheckInfo& info() const override { return info_; }
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
+  // plan_pcie (bandwidth_plan.hpp).
+  WorkPlan plan_work(const WorkRequest& request) const override;
   CheckResult run(CheckContext& ctx) const override;
   std::optional<std::vector<Finding>> judge(const Readings& readings,
                                             const Thresholds& thresholds) const override;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
 #include "checks/gemm/gemm_options.hpp"
+#include "checks/gemm/gemm_plan.hpp"
 #include "checks/gemm/gemm_readings.hpp"
 #include "preflight/catalogue.hpp"
 #include "run/bounded_task.hpp"
@@ -22,11 +24,20 @@ using namespace std::chrono_literals;
 using Seconds = std::chrono::duration<double>;
 
 constexpr auto kTelemetryInterval = 250ms;
-// The check returns this long before its deadline, so the runner never has to abandon it.
-constexpr auto kReturnMargin = 1500ms;
-// Each dtype's share of the time keeps this much for context creation, allocation, input
-// generation and warm-up before the products; the rest is product time.
-constexpr double kSetupSeconds = 4.0;
+// The check returns this long before its deadline, so the runner never has to abandon it: 1.5 s,
+// or a tenth of the time it was given when that is less (a short deadline keeps its work).
+constexpr double kReturnMargin_s = 1.5;
+constexpr double kReturnMarginShare = 0.1;
+// A dtype's share of the time keeps its modelled setup, warm-up and drain (gemm_plan.cpp) times
+// this for a node slower than the model before the products; the rest may be product time.
+constexpr double kOverheadHeadroom = 1.5;
+// The engine's hard deadline for a dtype comes this long before the end of its share (1 s, or a
+// tenth of the share), so it reports timed_out itself.
+constexpr double kJobMargin_s = 1.0;
+constexpr double kJobMarginShare = 0.1;
+// What a dtype needs after its workers are waited for: the telemetry thread's stop (300 ms at
+// most) and the bookkeeping. The wait for the workers ends this long before the deadline.
+constexpr auto kAfterWait = 400ms;
 // After a cancel (the runner's deadline or a signal), how long workers get to drain.
 constexpr auto kCancelDrain = 300ms;
 // Loading cuBLAS (dlopen of libcublas and libcublasLt, about 0.1 s from a local disk).
@@ -62,6 +73,10 @@ void sample_until_stopped(const std::shared_ptr<TelemetryLog>& log, NodeBackend*
     log->wake.wait_for(lock, kTelemetryInterval, [&] { return log->stop; });
   }
   log->returned = true;
+}
+
+SteadyClock::duration to_duration(double s) {
+  return std::chrono::duration_cast<SteadyClock::duration>(Seconds(std::max(0.0, s)));
 }
 
 // Products of one dtype on every GPU at once. Returns one outcome per GPU of the node; counts
@@ -134,9 +149,11 @@ std::vector<GemmGpuOutcome> run_dtype(CheckContext& ctx, GemmEngine& engine,
     });
   }
 
-  // The engine polls job_deadline itself; the extra second lets it report timed_out. A cancel
-  // (the runner's deadline, a signal) is passed on to the workers, which get kCancelDrain.
-  const auto wait_until = job_deadline + grace::kGemmProducts;
+  // The engine polls job_deadline itself; the extra second lets it report timed_out, within
+  // the check's deadline all the same. A cancel (the runner's deadline, a signal) is passed on
+  // to the workers, which get kCancelDrain.
+  const auto wait_until = std::min(job_deadline + grace::kGemmProducts,
+                                   std::max(job_deadline, ctx.deadline - kAfterWait));
   if (wait_all(runs, wait_until, [&ctx] { return ctx.cancelled(); }) == TaskEnd::stopped) {
     cancel->store(true);
     wait_all(runs, std::min(wait_until, SteadyClock::now() + kCancelDrain), [] { return false; });
@@ -266,10 +283,25 @@ std::optional<std::string> GemmCheck::skip_reason(const CheckContext& ctx) const
   return std::nullopt;
 }
 
+WorkPlan GemmCheck::plan_work(const WorkRequest& request) const {
+  return plan_gemm_work(request).plan;
+}
+
 CheckResult GemmCheck::run(CheckContext& ctx) const {
-  const GemmSettings settings = parse_gemm_settings(ctx.profile, *ctx.options);
+  // The work as planned (ctx.work: the planner's seconds), for the GPUs CUDA can use here.
+  WorkRequest request = ctx.work;
+  request.profile = ctx.profile;
+  request.options = ctx.options;
+  request.thresholds = ctx.thresholds;
+  request.shape.gpus =
+      static_cast<int>(std::count_if(ctx.node->gpus.begin(), ctx.node->gpus.end(),
+                                     [](const GpuReading& g) { return g.cuda_ordinal >= 0; }));
+  const GemmWork work = plan_gemm_work(request);
+  const GemmSettings& settings = work.settings;
   GemmEngine& engine = *ctx.engines.gemm;
-  const auto end = ctx.deadline - kReturnMargin;
+  const double given_s = Seconds(ctx.deadline - SteadyClock::now()).count();
+  const auto end =
+      ctx.deadline - to_duration(std::min(kReturnMargin_s, kReturnMarginShare * given_s));
 
   // cuBLAS is loaded at run time. Without it no GPU can be tested, and that is the tool's
   // installation, not the node: TOOL_LIBRARY_MISSING (exit 3). Asked only where CUDA can use a
@@ -293,15 +325,19 @@ CheckResult GemmCheck::run(CheckContext& ctx) const {
   std::vector<GemmGpuOutcome> outcomes;
   int abandoned = 0;
   for (std::size_t i = 0; i < settings.dtypes.size(); ++i) {
-    // Each dtype gets an equal share of what is left, so a --timeout shorter than the budget
-    // shortens every dtype rather than dropping the last ones.
+    // Each dtype gets its modelled share of what is left, so a node slower than the model
+    // shortens every dtype's products rather than dropping the last dtypes.
     const auto now = SteadyClock::now();
+    double still = 0.0;
+    for (std::size_t j = i; j < work.dtypes.size(); ++j) still += work.dtypes[j].seconds;
     const double share =
-        std::max(0.0, Seconds(end - now).count() / static_cast<double>(settings.dtypes.size() - i));
+        std::max(0.0, Seconds(end - now).count() * work.dtypes[i].seconds / std::max(still, 1e-9));
     const double product_seconds =
-        ctx.cancelled() ? 0.0 : std::min(settings.product_seconds, share - kSetupSeconds);
-    const auto job_deadline = now + std::chrono::duration_cast<SteadyClock::duration>(
-                                        Seconds(std::max(0.0, share - 1.0)));
+        ctx.cancelled()
+            ? 0.0
+            : std::min(work.product_seconds, share - kOverheadHeadroom * work.dtypes[i].overhead_s);
+    const auto job_deadline =
+        now + to_duration(share - std::min(kJobMargin_s, kJobMarginShare * share));
     if (abandoned > 0) {
       // A GPU stuck in the driver would stall every further dtype on it.
       for (const GpuReading& gpu : ctx.node->gpus) {
@@ -325,6 +361,17 @@ CheckResult GemmCheck::run(CheckContext& ctx) const {
   Readings readings = judged.readings;
   CheckResult result = result_of(std::move(judged));
   result.readings = std::move(readings);
+  CheckPlanRecord plan;  // the runner fills expected_s and deadline_s
+  plan.reduced = work.plan.reduced;
+  plan.coverage = work.plan.coverage;
+  result.plan = plan;
+  if (work.plan.reduced) {
+    char text[96];
+    std::snprintf(text, sizeof text,
+                  " (products cut to %.1f s of %.1f s per dtype: the time given)",
+                  work.product_seconds, settings.product_seconds);
+    result.summary += text;
+  }
   return result;
 }
 

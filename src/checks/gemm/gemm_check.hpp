@@ -14,6 +14,8 @@ class GemmCheck final : public Check {
   void validate_options(const CheckOptions& options) const override;
   std::optional<std::chrono::seconds> budget(Profile profile,
                                              const CheckOptions& options) const override;
+  // The time model (gemm_plan.hpp): product seconds per GPU and dtype.
+  WorkPlan plan_work(const WorkRequest& request) const override;
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
   CheckResult run(CheckContext& ctx) const override;
   // The speed findings of recorded readings (GemmReadings): judge_gemm_speed.

@@ -21,8 +21,9 @@ std::string_view to_string(GemmDetector detector);  // "nan", "checksum", "repea
 
 struct GemmSettings {
   std::vector<GemmDtype> dtypes = {GemmDtype::bf16};  // in the order given, no duplicates
-  double product_seconds = 4.0;                       // of products per GPU and dtype
-  std::optional<int> size;  // --gemm-size: m = n = k; nullopt: chosen per GPU
+  double product_seconds = 3.0;                       // of products per GPU and dtype
+  bool product_seconds_given = false;  // --gemm-seconds: the time model keeps it as given
+  std::optional<int> size;             // --gemm-size: m = n = k; nullopt: chosen per GPU
   std::size_t memory_limit_bytes = std::size_t{6144} << 20;  // per GPU
   std::vector<GemmDetector> detectors = {std::begin(kAllGemmDetectors),
                                          std::end(kAllGemmDetectors)};
@@ -32,7 +33,8 @@ struct GemmSettings {
   bool enabled(GemmDetector d) const;
 };
 
-// Seconds of products per GPU and dtype by profile: quick 4, standard 60, burnin 600.
+// Seconds of products per GPU and dtype by profile: quick 3, standard 60, burnin 600. The time
+// model (gemm_plan.hpp) may give a run less, when the run's time does not allow them.
 double default_product_seconds(Profile profile);
 
 std::vector<CheckOptionSpec> gemm_option_specs();
@@ -44,8 +46,9 @@ std::vector<CheckOptionSpec> gemm_option_specs();
 // memory limit.
 GemmSettings parse_gemm_settings(Profile profile, const CheckOptions& options);
 
-// The check's time budget: the products (seconds times dtypes) plus setup, warm-up and
-// verification drain: 20 s plus 5 s per dtype, rounded up to whole seconds.
+// The check's budget (CheckInfo::budget, Check::budget): which profiles the check belongs to.
+// Not its deadline: the planner divides a run's time by the time model (gemm_plan.hpp). The
+// products (seconds times dtypes) plus 20 s plus 5 s per dtype, rounded up to whole seconds.
 std::chrono::seconds gemm_budget(const GemmSettings& settings);
 
 // m = n = k for a GPU: the forced size, else the largest of 16384, 12288, 8192, 6144, 4096

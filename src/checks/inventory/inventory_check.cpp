@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checks/inventory/inventory_faults.hpp"
+#include "checks/inventory/inventory_plan.hpp"
 #include "checks/inventory/inventory_rules.hpp"
 #include "checks/inventory/pci_scan.hpp"
 #include "run/bounded_task.hpp"
@@ -29,9 +30,12 @@ bool pci_count_comparable() {
 void probe_all(CheckContext& ctx, NodeReading& node) {
   const auto budget = std::chrono::duration_cast<SteadyClock::duration>(
       std::chrono::duration<double>(ctx.thresholds->get("inventory.probe_timeout_s")));
-  // Leave a little of the check's own deadline to judge and return.
-  const auto latest = ctx.deadline - std::chrono::milliseconds(500);
+  // Leave a little of the check's own deadline to judge and return: 0.5 s, or a tenth of what
+  // is left when that is less (a short deadline keeps its probes).
   const auto start = SteadyClock::now();
+  const auto left = std::max(ctx.deadline - start, SteadyClock::duration::zero());
+  const auto latest =
+      ctx.deadline - std::min<SteadyClock::duration>(std::chrono::milliseconds(500), left / 10);
   const auto deadline = std::min(latest, start + budget);
   // One task per GPU: a probe stuck in the driver is left behind with its own copy of the
   // reading, after the check has returned.
@@ -61,6 +65,18 @@ void probe_all(CheckContext& ctx, NodeReading& node) {
   wait_all(
       probes, wait_until, [&ctx] { return ctx.cancelled(); }, std::chrono::milliseconds(5));
   const double waited = std::chrono::duration<double>(deadline - start).count();
+  // The check's share of the run's time may end before the probe's own timeout: a probe cut
+  // short there is unverified (GPU_NOT_PROBED), not unresponsive. A busy driver setting up
+  // contexts on eight GPUs must not fail a node because the run was given little time.
+  const bool cut_short = deadline < start + budget;
+  const auto cut_short_text = [&] {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "the check's time ran out after %.1f s, before the probe's %.0f s timeout "
+                  "(give the run a longer --timeout)",
+                  waited, std::chrono::duration<double>(budget).count());
+    return std::string(text);
+  };
   for (std::size_t i = 0; i < probes.size(); ++i) {
     if (!probes[i].started()) continue;
     GpuReading& g = node.gpus[i];
@@ -69,10 +85,19 @@ void probe_all(CheckContext& ctx, NodeReading& node) {
         g.responsive = probed->responsive;
         g.probe_error = probed->probe_error;
         g.probe_ms = probed->probe_ms;
+        if (cut_short && probed->probe_timed_out) {
+          g.responsive.reset();  // it gave up at the deadline the check's time set
+          g.probe_error = cut_short_text();
+        }
       } else {
         g.responsive = false;
         g.probe_error = probes[i].error();
       }
+      continue;
+    }
+    if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(1);
+    if (cut_short) {
+      g.probe_error = cut_short_text();
       continue;
     }
     g.responsive = false;
@@ -82,7 +107,6 @@ void probe_all(CheckContext& ctx, NodeReading& node) {
                   "or allocation blocked)",
                   waited);
     g.probe_error = text;
-    if (ctx.abandoned_threads) ctx.abandoned_threads->fetch_add(1);
   }
 }
 
@@ -145,8 +169,18 @@ InventoryCheck::InventoryCheck() {
   };
 }
 
+WorkPlan InventoryCheck::plan_work(const WorkRequest& request) const {
+  return plan_inventory_work(request).plan;
+}
+
 CheckResult InventoryCheck::run(CheckContext& ctx) const {
   NodeReading node = *ctx.node;
+  WorkRequest request = ctx.work;
+  request.profile = ctx.profile;
+  request.options = ctx.options;
+  request.thresholds = ctx.thresholds;
+  request.shape.gpus = static_cast<int>(node.gpus.size());
+  const InventoryWork work = plan_inventory_work(request);
   if (pci_count_comparable()) node.pci_gpu_count = count_nvidia_gpus_on_pci();
 
   if (!node.gpus.empty() && ctx.engines.node != nullptr) {
@@ -166,6 +200,9 @@ CheckResult InventoryCheck::run(CheckContext& ctx) const {
   add_judged(result.findings, std::move(judged.findings));
   result.metrics = std::move(judged.metrics);
   result.summary = std::move(judged.summary);
+  CheckPlanRecord plan;  // the runner fills expected_s and deadline_s
+  plan.coverage = work.plan.coverage;
+  result.plan = plan;
   return result;
 }
 

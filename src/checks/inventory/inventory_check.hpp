@@ -10,6 +10,8 @@ class InventoryCheck final : public Check {
  public:
   InventoryCheck();
   const CheckInfo& info() const override { return info_; }
+  // The time model (inventory_plan.hpp): NVML health and a probe per GPU, never reduced.
+  WorkPlan plan_work(const WorkRequest& request) const override;
   CheckResult run(CheckContext& ctx) const override;
   // Every finding: all of them follow from the readings (InventoryReadings).
   std::optional<std::vector<Finding>> judge(const Readings& readings,

@@ -8,6 +8,7 @@
 #include "checks/common/entities.hpp"
 #include "checks/common/judgement.hpp"
 #include "checks/nccl/nccl_math.hpp"
+#include "checks/nccl/nccl_plan.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/engine/collective_engine.hpp"
 
@@ -20,6 +21,16 @@ using namespace std::chrono_literals;
 // Loading libnccl.so.2 and asking CUDA for its devices, or making a unique id (NCCL picks its
 // bootstrap interface): quick calls that only a stuck driver or network stack would hold up.
 constexpr auto kQueryBudget = 15s;
+// The check stops starting collectives this long before its deadline, so that an abandoned call
+// leaves time for the verdict: 2 s, or a tenth of the time it was given when that is less (a
+// short deadline keeps its work).
+constexpr double kEndMargin_s = 2.0;
+constexpr double kEndMarginShare = 0.1;
+
+SteadyClock::duration to_duration(double s) {
+  return std::chrono::duration_cast<SteadyClock::duration>(
+      std::chrono::duration<double>(std::max(0.0, s)));
+}
 
 // The rank of the GPU a fault targets; -1 (with FAULT_TARGET_MISSING) when it is not part of
 // the communicator: a drill must not pass by testing nothing.
@@ -210,11 +221,16 @@ std::optional<std::string> NcclCheck::skip_reason(const CheckContext& ctx) const
   return std::nullopt;
 }
 
+WorkPlan NcclCheck::plan_work(const WorkRequest& request) const {
+  return plan_nccl_work(request).plan;
+}
+
 CheckResult NcclCheck::run(CheckContext& ctx) const {
   CheckResult result;
   CollectiveEngine& engine = *ctx.engines.collective;
   // Before every call: an abandoned call must leave time for the verdict.
-  const auto end = ctx.deadline - 2s;
+  const double given_s = std::chrono::duration<double>(ctx.deadline - SteadyClock::now()).count();
+  const auto end = ctx.deadline - to_duration(std::min(kEndMargin_s, kEndMarginShare * given_s));
   // libnccl.so.2 is part of the tool's installation (the package recommends it): without it the
   // node was not tested, and that is not the node's fault (TOOL_LIBRARY_MISSING, exit 3).
   const auto problem =
@@ -259,7 +275,14 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
     }
   }
   const int nranks = static_cast<int>(gpus.size());
-  const NcclPlan plan = nccl_plan(ctx.profile, nranks, smallest_memory);
+  // The work as planned (ctx.work: the planner's seconds), for the GPUs in the communicator.
+  WorkRequest request = ctx.work;
+  request.profile = ctx.profile;
+  request.options = ctx.options;
+  request.thresholds = ctx.thresholds;
+  request.shape.gpus = nranks;
+  const NcclWork work = plan_nccl_work(request, smallest_memory);
+  const NcclPlan& plan = work.sizes;
   std::vector<int> corrupt;
   for (const InjectedFault* f : ctx.faults->of_kind("nccl-corrupt")) {
     const int rank = fault_rank(f, gpus, result.findings);
@@ -276,13 +299,17 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
   readings.sizes_planned = plan.sizes;
   readings.iterations = plan.iterations;
   std::string summary;
-  const std::vector<CollectiveOp> ops = {CollectiveOp::all_gather, CollectiveOp::all_reduce};
+  const std::vector<CollectiveOp>& ops = nccl_ops();
   std::size_t done = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ctx.cancelled() || SteadyClock::now() >= end) break;
-    // The collectives left share what remains of the check's time.
+    // The collectives left share what remains of the check's time, each its modelled part.
     const auto start = SteadyClock::now();
-    const auto deadline = start + (end - start) / static_cast<int>(ops.size() - i);
+    double still = 0.0;
+    for (std::size_t j = i; j < ops.size(); ++j) still += work.collective_s[j];
+    const double part = still > 0 ? work.collective_s[i] / still : 1.0 / (ops.size() - i);
+    const auto deadline =
+        start + to_duration(std::chrono::duration<double>(end - start).count() * part);
     const auto id = call_bounded<std::pair<std::vector<char>, std::string>>(
         ctx, std::min(deadline, start + kQueryBudget), [&engine] {
           std::string error;
@@ -308,8 +335,12 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
     job.cancel = ctx.cancel;
     job.corrupt_local_ranks = corrupt;
     job.local_slow_factors = slow;
-    const auto r = call_bounded<CollectiveResult>(ctx, deadline + grace::kNcclAbort,
-                                                  [&engine, job] { return engine.run(job); });
+    // The engine aborts its communicators at the deadline (kNcclAbort); the wait for it ends
+    // by the check's own deadline all the same (call_bounded adds kEngineCall).
+    const auto wait = std::min(deadline + grace::kNcclAbort,
+                               std::max(deadline, ctx.deadline - grace::kEngineCall));
+    const auto r =
+        call_bounded<CollectiveResult>(ctx, wait, [&engine, job] { return engine.run(job); });
     ++done;
     const double seconds = std::chrono::duration<double>(deadline - start).count();
     if (!record_run(ops[i], r, plan, seconds, gpus, result, readings, summary)) break;
@@ -325,6 +356,16 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
       std::to_string(nranks) + " GPUs" +
       (summary.empty() ? std::string()
                        : ": bus bandwidth " + summary + " at " + format_size(plan.sizes.back()));
+  if (work.plan.reduced) {
+    result.summary += " (" + std::to_string(plan.iterations) + " of " +
+                      std::to_string(work.whole.iterations) + " iterations, " +
+                      std::to_string(plan.sizes.size()) + " of " +
+                      std::to_string(work.whole.sizes.size()) + " sizes: the time given)";
+  }
+  CheckPlanRecord record;  // the runner fills expected_s and deadline_s
+  record.reduced = work.plan.reduced;
+  record.coverage = work.plan.coverage;
+  result.plan = record;
   return result;
 }
 

@@ -11,6 +11,8 @@ class NcclCheck final : public Check {
  public:
   NcclCheck();
   const CheckInfo& info() const override { return info_; }
+  // The time model (nccl_plan.hpp): sizes and iterations of both collectives.
+  WorkPlan plan_work(const WorkRequest& request) const override;
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
   CheckResult run(CheckContext& ctx) const override;
   // The bus-bandwidth findings, from NcclReadings (judge_nccl).

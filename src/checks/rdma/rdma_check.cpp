@@ -14,6 +14,7 @@
 #include "checks/common/judgement.hpp"
 #include "checks/rdma/rdma_judge.hpp"
 #include "checks/rdma/rdma_math.hpp"
+#include "checks/rdma/rdma_plan.hpp"
 #include "checks/rdma/rdma_readings.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
@@ -28,19 +29,11 @@ constexpr const char* kExpectFlag = "--expect-rnics";
 constexpr const char* kDevicesFlag = "--rdma-devices";
 constexpr auto kInventoryBudget = 15s;
 constexpr auto kConnectAllowance = 10s;  // beyond a transfer's seconds: setup, connect, drain
-
-// Seconds of RDMA writes per transfer, by profile.
-double transfer_seconds(Profile profile) {
-  switch (profile) {
-    case Profile::quick:
-      return 0.25;
-    case Profile::standard:
-      return 2.0;
-    case Profile::burnin:
-      return 10.0;
-  }
-  return 0.25;
-}
+// Kept free before the check's deadline to record what ran: at most this, and at most
+// kEndMarginShare of the time the check was given, so a short deadline (docs/plan.md: as little
+// as 1.5 x the modelled seconds + 0.5 s) is not eaten by the margin.
+constexpr auto kEndMargin = 1s;
+constexpr double kEndMarginShare = 0.1;
 
 std::vector<GpuLocation> gpu_locations(const NodeReading& node) {
   std::vector<GpuLocation> out;
@@ -87,6 +80,14 @@ void apply_faults(const FaultPlan& faults, RdmaInventory& inv, std::map<std::str
       }
     }
   }
+}
+
+// The CUDA ordinal of the GPU with this NVML index; -1 when CUDA cannot use it.
+int cuda_ordinal(const NodeReading& node, int gpu_index) {
+  for (const auto& g : node.gpus) {
+    if (g.index == gpu_index) return g.cuda_ordinal;
+  }
+  return -1;
 }
 
 // The nearest GPU of each device (unless the engine knew it) and how close it is: what tells
@@ -207,7 +208,8 @@ RdmaCheck::RdmaCheck() {
   info_.name = "rdma";
   info_.description =
       "RDMA NICs (libibverbs): ports against expectations, the NIC's PCIe link, RDMA-write "
-      "loopback per port, every NIC pair through the fabric, GPUDirect from the nearest GPU";
+      "loopback per port, NIC pairs through the fabric (rotating where they do not all fit), "
+      "GPUDirect from the nearest GPU";
   info_.needs_gpu = false;  // a node's NICs matter without GPUs too
   info_.budget = {std::chrono::seconds(60), std::chrono::seconds(180), std::chrono::seconds(900)};
   info_.fault_kinds = {
@@ -269,6 +271,10 @@ std::optional<std::vector<Finding>> RdmaCheck::judge(const Readings& readings,
   return judge_rdma(parsed, thresholds);
 }
 
+WorkPlan RdmaCheck::plan_work(const WorkRequest& request) const {
+  return plan_rdma_work(request);
+}
+
 std::optional<std::string> RdmaCheck::skip_reason(const CheckContext& ctx) const {
   if (ctx.engines.rdma == nullptr) {
     return std::string("this binary has no RDMA engine");
@@ -284,7 +290,17 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   readings.rdma_devices = rdma_device_list(*ctx.options);
   const bool expected =
       (readings.expect_rnics && *readings.expect_rnics > 0) || !readings.rdma_devices.empty();
-  const auto end = ctx.deadline - 1s;
+  const auto start = SteadyClock::now();
+  const auto given = std::max(ctx.deadline - start, SteadyClock::duration::zero());
+  const auto margin = std::min<SteadyClock::duration>(
+      kEndMargin, std::chrono::duration_cast<SteadyClock::duration>(given * kEndMarginShare));
+  const auto end = ctx.deadline - margin;
+  // The planner's request (its share of the time, the rotation), with what this run knows for
+  // sure; a context made by hand (unit tests) has no request and plans the profile's whole work.
+  WorkRequest request = ctx.work;
+  request.profile = ctx.profile;
+  request.options = ctx.options;
+  request.thresholds = ctx.thresholds;
 
   auto inv = call_bounded<RdmaInventory>(ctx, std::min(end, SteadyClock::now() + kInventoryBudget),
                                          [&engine] { return engine.inventory(); });
@@ -346,8 +362,38 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   const std::size_t usable = usable_ports(compute).size();
   result.metrics.push_back({"", "usable_ports", static_cast<double>(usable), "count"});
 
+  // Sized by what is here: the NICs with a usable port are the pairs' endpoints, and GPUDirect
+  // counts only the NICs whose GPU CUDA can use (the others are left out below).
+  const std::vector<std::string> endpoints = rdma_pair_endpoints(compute);
+  RdmaWorkShape shape;
+  shape.nics = static_cast<int>(endpoints.size());
+  shape.loopbacks = static_cast<int>(usable);
+  for (const PlannedTransfer& t : plan_transfers(compute, {})) {
+    if (t.memory == RdmaMemory::gpu && cuda_ordinal(*ctx.node, t.gpu_index) >= 0) {
+      ++shape.gpudirect;
+    }
+  }
+  request.shape.nics = shape.nics;
+  const RdmaWork work = plan_rdma(request, shape, endpoints);
+  const auto transfers = work.rotation.complete()
+                             ? plan_transfers(compute)
+                             : plan_transfers(compute, work.rotation.ordered_pairs());
+  CheckPlanRecord record;
+  // The modelled time of the work it does here: the NICs it found, not those counted before.
+  record.expected_s = work.plan.expected_s;
+  record.reduced = work.plan.reduced;
+  record.coverage = work.plan.coverage;
+  record.rotation_step = work.plan.rotation_step;
+  record.rotation_steps = work.plan.rotation_steps;
+  if (!work.rotation.complete()) {
+    // The pairs planned, by the entities their findings and metrics use.
+    for (const PlannedTransfer& t : transfers) {
+      if (t.kind == "pair") record.covered.push_back(t.entity);
+    }
+  }
+  result.plan = record;
+
   std::size_t done = 0;
-  const auto transfers = plan_transfers(compute);
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const PlannedTransfer& t = transfers[i];
     if (ctx.cancelled() || SteadyClock::now() >= end) {
@@ -361,12 +407,10 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
     job.to_port = t.to_port;
     job.memory = t.memory;
     if (t.memory == RdmaMemory::gpu) {
-      for (const auto& g : ctx.node->gpus) {
-        if (g.index == t.gpu_index) job.gpu_cuda_ordinal = g.cuda_ordinal;
-      }
+      job.gpu_cuda_ordinal = cuda_ordinal(*ctx.node, t.gpu_index);
       if (job.gpu_cuda_ordinal < 0) continue;  // CUDA cannot use that GPU: inventory says so
     }
-    job.seconds = transfer_seconds(ctx.profile);
+    job.seconds = work.transfer_s;
     job.deadline = std::min(end, SteadyClock::now() +
                                      std::chrono::duration_cast<SteadyClock::duration>(
                                          std::chrono::duration<double>(job.seconds)) +
@@ -405,6 +449,11 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   result.summary = device_summary(readings, selection) + " " + std::to_string(usable) +
                    " usable ports, " + std::to_string(done) + " of " +
                    std::to_string(transfers.size()) + " transfers run";
+  // Reduced or rotated coverage is said, never silent (docs/plan.md).
+  if (!work.rotation.complete()) result.summary += "; " + rdma_pairs_text(work);
+  if (work.plan.reduced) {
+    result.summary += "; reduced to fit its time: " + work.plan.coverage;
+  }
   int dmabuf = 0;
   int peer_memory = 0;
   for (const Metric& m : result.metrics) {

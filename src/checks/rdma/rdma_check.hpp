@@ -6,14 +6,18 @@ namespace preflight {
 // RDMA NICs with libibverbs: inventory of every device and port; the compute NICs told apart
 // from storage and in-band ones (--rdma-devices, else PCIe proximity to the GPUs, else link layer
 // and rate) and judged against expectations (--expect-rnics, rdma.min_port_gbps), with their
-// PCIe links, an RDMA-write loopback per port, every ordered NIC pair through the fabric, and
-// GPUDirect from each NIC's nearest GPU. docs/checks/rdma.md.
+// PCIe links, an RDMA-write loopback per port, ordered NIC pairs through the fabric (all of them,
+// or a step of the pair rotation where they do not fit the time: rdma_plan.hpp), and GPUDirect
+// from each NIC's nearest GPU. docs/checks/rdma.md.
 class RdmaCheck final : public Check {
  public:
   RdmaCheck();
   const CheckInfo& info() const override { return info_; }
   void validate_options(const CheckOptions& options) const override;
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
+  // The time model (rdma_plan.hpp): loopbacks and GPUDirect every run, NIC pairs rotating where
+  // they do not fit.
+  WorkPlan plan_work(const WorkRequest& request) const override;
   CheckResult run(CheckContext& ctx) const override;
   // Parses the readings (rdma_readings.hpp) and judges them (judge_rdma).
   std::optional<std::vector<Finding>> judge(const Readings& readings,

@@ -174,21 +174,50 @@ std::vector<std::pair<std::string, int>> usable_ports(const std::vector<RdmaDevi
   return ports;
 }
 
-std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices) {
-  struct Endpoint {
-    const RdmaDevice* device;
-    const RdmaPort* port;
-  };
-  std::vector<PlannedTransfer> plan;
-  std::vector<Endpoint> firsts;  // each device's first usable port, in device order
+namespace {
 
+// A device's first usable port: the endpoint of its NIC pairs and its GPUDirect transfer.
+struct Endpoint {
+  const RdmaDevice* device;
+  const RdmaPort* port;
+};
+
+std::vector<Endpoint> endpoints_of(const std::vector<RdmaDevice>& devices) {
+  std::vector<Endpoint> firsts;
   for (const RdmaDevice& device : devices) {
     if (!device.error.empty()) continue;
-    bool first = true;
     for (const RdmaPort& port : device.ports) {
       if (!port_usable(port)) continue;
-      if (first) firsts.push_back({&device, &port});
-      first = false;
+      firsts.push_back({&device, &port});
+      break;
+    }
+  }
+  return firsts;
+}
+
+// The pair from -> to, or nothing when the two cannot connect (InfiniBand and RoCE).
+void add_pair(const Endpoint& from, const Endpoint& to, std::vector<PlannedTransfer>& plan) {
+  if (from.device == to.device || is_ethernet(*from.port) != is_ethernet(*to.port)) return;
+  PlannedTransfer t;
+  t.from_device = from.device->name;
+  t.from_port = from.port->port_num;
+  t.to_device = to.device->name;
+  t.to_port = to.port->port_num;
+  // An unknown rate (0) on either side leaves the pair unjudged, as min() keeps the 0.
+  t.expected_gbps = std::min(rdma_port_rate(*from.port), rdma_port_rate(*to.port));
+  t.entity = rdma_pair_entity(from.device->name, to.device->name);
+  t.kind = "pair";
+  plan.push_back(std::move(t));
+}
+
+// pairs == nullptr: every ordered pair, row-major.
+std::vector<PlannedTransfer> plan_of(const std::vector<RdmaDevice>& devices,
+                                     const std::vector<std::pair<int, int>>* pairs) {
+  std::vector<PlannedTransfer> plan;
+  for (const RdmaDevice& device : devices) {
+    if (!device.error.empty()) continue;
+    for (const RdmaPort& port : device.ports) {
+      if (!port_usable(port)) continue;
       PlannedTransfer t;
       t.from_device = t.to_device = device.name;
       t.from_port = t.to_port = port.port_num;
@@ -199,19 +228,16 @@ std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devic
     }
   }
 
-  for (const Endpoint& from : firsts) {
-    for (const Endpoint& to : firsts) {
-      if (from.device == to.device || is_ethernet(*from.port) != is_ethernet(*to.port)) continue;
-      PlannedTransfer t;
-      t.from_device = from.device->name;
-      t.from_port = from.port->port_num;
-      t.to_device = to.device->name;
-      t.to_port = to.port->port_num;
-      // An unknown rate (0) on either side leaves the pair unjudged, as min() keeps the 0.
-      t.expected_gbps = std::min(rdma_port_rate(*from.port), rdma_port_rate(*to.port));
-      t.entity = from.device->name + "-" + to.device->name;
-      t.kind = "pair";
-      plan.push_back(std::move(t));
+  const std::vector<Endpoint> firsts = endpoints_of(devices);
+  if (pairs == nullptr) {
+    for (const Endpoint& from : firsts) {
+      for (const Endpoint& to : firsts) add_pair(from, to, plan);
+    }
+  } else {
+    const auto n = static_cast<int>(firsts.size());
+    for (const auto& [a, b] : *pairs) {
+      if (a < 0 || b < 0 || a >= n || b >= n) continue;
+      add_pair(firsts[static_cast<std::size_t>(a)], firsts[static_cast<std::size_t>(b)], plan);
     }
   }
 
@@ -228,6 +254,27 @@ std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devic
     plan.push_back(std::move(t));
   }
   return plan;
+}
+
+}  // namespace
+
+std::string rdma_pair_entity(const std::string& from_device, const std::string& to_device) {
+  return from_device + "-" + to_device;
+}
+
+std::vector<std::string> rdma_pair_endpoints(const std::vector<RdmaDevice>& devices) {
+  std::vector<std::string> names;
+  for (const Endpoint& e : endpoints_of(devices)) names.push_back(e.device->name);
+  return names;
+}
+
+std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices) {
+  return plan_of(devices, nullptr);
+}
+
+std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices,
+                                            const std::vector<std::pair<int, int>>& pairs) {
+  return plan_of(devices, &pairs);
 }
 
 TransferClass classify_transfer(double gbps, double expected_gbps, double fail_fraction,

@@ -86,6 +86,17 @@ struct PlannedTransfer {
 // loopback on the first usable port of each device with a nearest GPU (with its CUDA ordinal
 // looked up by the caller). Ordered as listed.
 std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices);
+// The same with only some NIC pairs, for a run that covers a step of the pair rotation
+// (rdma_plan.hpp): `pairs` are (from, to) indices into rdma_pair_endpoints(devices), planned in
+// the order given (pairs that cannot connect, or indices out of range, are left out). Loopbacks
+// and GPUDirect are planned as above, every run.
+std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices,
+                                            const std::vector<std::pair<int, int>>& pairs);
+// The endpoints of the NIC pairs: the devices with a usable port (and no error), in order; the
+// pair rotation's endpoint i is the i-th of them.
+std::vector<std::string> rdma_pair_endpoints(const std::vector<RdmaDevice>& devices);
+// The entity of a NIC pair's findings and metrics: "mlx5_0-mlx5_3", sender first.
+std::string rdma_pair_entity(const std::string& from_device, const std::string& to_device);
 
 // --- Classification -------------------------------------------------------------------------
 enum class TransferClass { ok, warn, fail };

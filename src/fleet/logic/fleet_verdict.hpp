@@ -103,6 +103,7 @@ struct FleetVerdict {
   bool bound_reached = false;
   double timeout_s = 0;
   double group_timeout_s = 0;
+  double local_timeout_s = 0;    // what each node's local checks were given (docs/plan.md)
   std::vector<FleetNode> nodes;  // ordered by rank (finalize sorts them)
   std::vector<FleetRound> rounds;
   // Filled by finalize_fleet_verdict:

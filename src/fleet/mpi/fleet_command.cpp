@@ -9,6 +9,7 @@
 #include "model/host_info.hpp"
 #include "preflight/errors.hpp"
 #include "report/atomic_file.hpp"
+#include "run/planner.hpp"
 #include "run/runner.hpp"
 
 namespace preflight {
@@ -36,8 +37,23 @@ void prepare(FleetRun& run) {
   CheckRegistry registry;
   register_builtin_checks(registry);
   const auto plan = plan_checks(registry, args.profile, args.checks, args.check_options);
+  // The local checks get what the time model says they need (docs/plan.md): with a fleet
+  // --timeout the least time for their whole work, otherwise the profile's default; a node
+  // without GPUs needs seconds, not the minutes of a GPU node.
+  const Thresholds generic = Thresholds::for_sku(nullptr, "before discovery");
+  WorkRequest base;
+  base.profile = args.profile;
+  base.thresholds = &generic;
+  base.options = &args.check_options;
+  base.shape.gpus = args.expect_gpus.value_or(8);
+  // Every rank must derive the same timing, so the shape comes from the command line alone:
+  // the NICs are left to the rdma check's model, which takes them from its options, else one
+  // per GPU (NodeShape::kNicsFromOptions).
+  base.shape.nics = NodeShape::kNicsFromOptions;
+  const RunPlan local = plan_run(plan, base, std::nullopt);
   const double local_s = args.local_timeout_s ? *args.local_timeout_s
-                                              : static_cast<double>(default_timeout(plan).count());
+                         : args.timeout_s     ? whole_work_s(local)
+                                              : local.timeout_s;
   run.timing = plan_fleet_timing(
       local_s, fleet_round_bound(world, args.group_size),
       args.timeout_s ? std::optional<double>(*args.timeout_s) : std::nullopt, args.group_timeout_s,

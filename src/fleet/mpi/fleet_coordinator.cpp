@@ -85,6 +85,7 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   v.round_bound = run.timing.round_bound;
   v.timeout_s = run.timing.total_s;
   v.group_timeout_s = run.timing.group_s;
+  v.local_timeout_s = run.timing.local_s;
   for (const auto& f : run.faults) v.injected_faults.push_back(f.spec);
 
   const auto locals = collect_locals(run, own);

@@ -1,0 +1,313 @@
+// The rdma check's time model (src/checks/rdma/rdma_plan.hpp): the profile's whole work, the
+// work shrunk to the seconds it is given, the NIC pairs rotating over runs, and run() recording
+// what it covered.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "checks/rdma/rdma_check.hpp"
+#include "checks/rdma/rdma_math.hpp"
+#include "checks/rdma/rdma_plan.hpp"
+#include "run/runner.hpp"
+#include "support/fake_backend.hpp"
+#include "support/fake_rdma_engine.hpp"
+
+using namespace preflight;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr double kEps = 1e-9;
+
+WorkRequest request_for(Profile profile, int gpus, int nics, const CheckOptions& options,
+                        std::optional<double> seconds = std::nullopt, std::uint64_t rotation = 0) {
+  WorkRequest r;
+  r.profile = profile;
+  r.shape.gpus = gpus;
+  r.shape.nics = nics;
+  r.options = &options;  // thresholds stay null: the model needs none
+  r.seconds = seconds;
+  r.rotation = rotation;
+  return r;
+}
+
+// Listing, then each transfer's setup and writes.
+double model_s(int transfers, double transfer_s) {
+  return rdma_model::kListing_s + transfers * (rdma_model::kTransferSetup_s + transfer_s);
+}
+
+struct Outcome {
+  CheckResult rdma;
+  std::size_t jobs = 0;
+};
+
+// The check through the runner, as a run does it: the planner's request (shape, rotation) in
+// ctx.work.
+Outcome run_rdma(test::FakeRdmaEngine& engine, int gpus, std::uint64_t rotation,
+                 Profile profile = Profile::quick) {
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  CheckOptions opts;
+  const auto plan = plan_checks(registry, profile, {"rdma"}, opts);
+  FaultPlan faults;
+  test::FakeBackend backend(test::healthy_node(gpus));
+  backend.rdma = &engine;
+  RunState state(Verdict{}, plan, false);
+  RunSettings settings;
+  settings.profile = profile;
+  settings.deadline = SteadyClock::now() + 120s;
+  settings.options = opts;
+  settings.nics = static_cast<int>(engine.inv.devices.size());
+  settings.rotation = rotation;
+  Runner runner(backend.engines(), faults);
+  const auto out = runner.run(state, plan, settings);
+  REQUIRE(out.invalid.empty());
+  Outcome o;
+  for (const auto& c : out.verdict.checks) {
+    if (c.name == "rdma") o.rdma = c;
+  }
+  o.jobs = engine.jobs.size();
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("rdma plan: the quick profile's whole work for 0, 1 and 8 NICs") {
+  const CheckOptions none;
+  SECTION("no NIC: the device listing only") {
+    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 1, 0, none));
+    CHECK(p.expected_s == Approx(0.2));
+    CHECK(p.floor_s == Approx(0.2));
+    CHECK_FALSE(p.reduced);
+    CHECK(p.rotation_steps == 1);
+    CHECK(p.coverage == "device listing only: no compute NIC");
+  }
+  SECTION("1 GPU, 1 NIC: a loopback and GPUDirect, about a second") {
+    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 1, 1, none));
+    CHECK(p.expected_s == Approx(model_s(2, 0.15)));  // 0.7 s
+    CHECK(p.expected_s <= 1.0);
+    CHECK(p.floor_s == Approx(model_s(2, 0.1)));  // 0.6 s
+    CHECK_FALSE(p.reduced);
+    CHECK(p.rotation_steps == 1);
+    CHECK(p.coverage ==
+          "1 loopback, 1 GPUDirect, no NIC pair (1 NIC); 0.15 s of writes per transfer");
+  }
+  SECTION("8 GPUs, 8 NICs: loopbacks and GPUDirect on all, one shift of pairs, about 6 s") {
+    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 8, 8, none));
+    CHECK(p.expected_s == Approx(model_s(8 + 8 + 8, 0.15)));  // 6.2 s
+    CHECK(p.floor_s == Approx(model_s(8 + 8 + 8, 0.1)));      // 5.0 s
+    CHECK_FALSE(p.reduced);  // rotating is quick's whole work, not a reduction
+    CHECK(p.rotation_steps == 7);
+    CHECK(p.rotation_step == 0);
+    CHECK(p.covered.size() == 8);
+    CHECK(p.coverage ==
+          "8 loopbacks, 8 GPUDirect, 8 of 56 NIC pairs (pairs rotate: step 1 of 7); 0.15 s of "
+          "writes per transfer");
+  }
+  SECTION("without GPUs there is no GPUDirect; 4 NICs fit every pair") {
+    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 0, 4, none));
+    CHECK(p.expected_s == Approx(model_s(4 + 12, 0.15)));
+    CHECK(p.rotation_steps == 1);
+    CHECK(p.covered.empty());
+    CHECK_THAT(p.coverage, Catch::StartsWith("4 loopbacks, 0 GPUDirect, 12 of 12 NIC pairs;"));
+  }
+  SECTION("--rdma-devices names the compute NICs: their count and names, not the node's") {
+    CheckOptions listed;
+    listed.set("--rdma-devices", "mlx5_0,mlx5_3,mlx5_4");
+    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 8, 12, listed));
+    CHECK(p.expected_s == Approx(model_s(3 + 3 + 6, 0.15)));
+    CHECK_THAT(p.coverage, Catch::Contains("6 of 6 NIC pairs"));
+    CheckOptions eight;
+    eight.set("--rdma-devices", "a0,a1,a2,a3,a4,a5,a6,a7");
+    const WorkPlan q = plan_rdma_work(request_for(Profile::quick, 8, 12, eight, std::nullopt, 3));
+    CHECK(q.rotation_steps == 7);
+    CHECK(q.covered.size() == 8);
+    for (const std::string& e : q.covered) CHECK(e.rfind('a', 0) == 0);
+  }
+}
+
+TEST_CASE("rdma plan: standard and burnin keep every pair at 2 s and 10 s") {
+  const CheckOptions none;
+  const WorkPlan standard = plan_rdma_work(request_for(Profile::standard, 8, 8, none));
+  CHECK(standard.expected_s == Approx(model_s(8 + 56 + 8, 2.0)));  // 151.4 s
+  CHECK(standard.floor_s == Approx(model_s(8 + 8 + 8, 0.1)));      // 5.0 s
+  CHECK(standard.rotation_steps == 1);
+  CHECK_FALSE(standard.reduced);
+  CHECK(standard.coverage ==
+        "8 loopbacks, 8 GPUDirect, 56 of 56 NIC pairs; 2 s of writes per transfer");
+  const WorkPlan burnin = plan_rdma_work(request_for(Profile::burnin, 8, 8, none));
+  CHECK(burnin.expected_s == Approx(model_s(8 + 56 + 8, 10.0)));  // 727.4 s
+  CHECK(burnin.rotation_steps == 1);
+  const WorkPlan one = plan_rdma_work(request_for(Profile::standard, 1, 1, none));
+  CHECK(one.expected_s == Approx(model_s(2, 2.0)));  // 4.4 s
+}
+
+TEST_CASE("rdma plan: given seconds, the work shrinks to fit and never below its floor") {
+  const CheckOptions none;
+  for (Profile profile : {Profile::quick, Profile::standard, Profile::burnin}) {
+    for (int nics : {1, 2, 4, 8}) {
+      const WorkPlan whole = plan_rdma_work(request_for(profile, 8, nics, none));
+      for (double f : {0.0, 0.1, 0.25, 0.5, 0.75, 0.99}) {
+        const double seconds = whole.floor_s + f * (whole.expected_s - whole.floor_s);
+        INFO("profile " << static_cast<int>(profile) << ", " << nics << " NICs, " << seconds
+                        << " s");
+        const WorkPlan p = plan_rdma_work(request_for(profile, 8, nics, none, seconds));
+        CHECK(p.expected_s <= seconds + 1e-6);
+        CHECK(p.expected_s >= whole.floor_s - 1e-6);
+        CHECK(p.floor_s == Approx(whole.floor_s));
+        CHECK(p.reduced == (p.expected_s < whole.expected_s - kEps));
+      }
+      // Seconds at or above the whole work change nothing.
+      const WorkPlan more = plan_rdma_work(request_for(profile, 8, nics, none, whole.expected_s));
+      CHECK_FALSE(more.reduced);
+      CHECK(more.expected_s == Approx(whole.expected_s));
+    }
+  }
+  SECTION("standard: shorter transfers first, then fewer pairs, then 0.1 s transfers") {
+    const WorkPlan shorter = plan_rdma_work(request_for(Profile::standard, 8, 8, none, 100.0));
+    CHECK(shorter.reduced);
+    CHECK(shorter.rotation_steps == 1);  // every pair still
+    CHECK(shorter.coverage ==
+          "8 loopbacks, 8 GPUDirect, 56 of 56 NIC pairs; 1.28 s of writes per transfer");
+    const WorkPlan fewer = plan_rdma_work(request_for(Profile::standard, 8, 8, none, 12.0));
+    CHECK(fewer.rotation_steps == 3);  // 3 shifts of 7 per step
+    CHECK(fewer.coverage ==
+          "8 loopbacks, 8 GPUDirect, 24 of 56 NIC pairs (pairs rotate: step 1 "
+          "of 3); 0.19 s of writes per transfer");
+    CHECK(fewer.expected_s <= 12.0);
+    const WorkPlan least = plan_rdma_work(request_for(Profile::standard, 8, 8, none, 5.0));
+    CHECK(least.expected_s == Approx(5.0));
+    CHECK(least.rotation_steps == 7);
+    CHECK_THAT(least.coverage, Catch::EndsWith("; 0.1 s of writes per transfer"));
+  }
+  SECTION("quick on 8 NICs: one shift is its least, so only the transfers shorten") {
+    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 8, 8, none, 5.5));
+    CHECK(p.reduced);
+    CHECK(p.rotation_steps == 7);
+    CHECK(p.expected_s <= 5.5);
+    CHECK_THAT(p.coverage, Catch::EndsWith("; 0.12 s of writes per transfer"));
+  }
+}
+
+TEST_CASE("rdma plan: the NIC pairs rotate, covering every ordered pair over the steps") {
+  const CheckOptions none;
+  for (int nics : {2, 3, 5, 8, 16}) {
+    for (bool at_floor : {false, true}) {
+      // At the floor one shift per run (the planner never asks for less); else quick's whole work.
+      const WorkPlan whole = plan_rdma_work(request_for(Profile::quick, 8, nics, none));
+      const auto sized = at_floor ? std::optional<double>(whole.floor_s) : std::nullopt;
+      const WorkPlan step0 = plan_rdma_work(request_for(Profile::quick, 8, nics, none, sized));
+      std::set<std::string> covered;
+      for (int r = 0; r < step0.rotation_steps; ++r) {
+        const WorkPlan p =
+            plan_rdma_work(request_for(Profile::quick, 8, nics, none, sized, r + 7 * 100));
+        CHECK(p.rotation_steps == step0.rotation_steps);
+        covered.insert(p.covered.begin(), p.covered.end());
+        if (p.rotation_steps == 1) {
+          CHECK(p.covered.empty());  // every pair every run: nothing to name
+          covered.insert("all");
+        }
+      }
+      INFO(nics << " NICs" << (at_floor ? ", at the floor" : ""));
+      if (step0.rotation_steps > 1) {
+        CHECK(covered.size() == static_cast<std::size_t>(nics * (nics - 1)));
+        CHECK(covered.count("nic0-nic1") == 1);
+        CHECK(covered.count("nic1-nic0") == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("rdma plan: plan_transfers takes the rotation's pairs, or all of them") {
+  std::vector<RdmaDevice> devices;
+  for (int i = 0; i < 8; ++i) devices.push_back(test::healthy_nic(i, i));
+  CHECK(rdma_pair_endpoints(devices).size() == 8);
+  const CheckOptions none;
+  RdmaWorkShape shape{8, 8, 8};
+  const RdmaWork work = plan_rdma(request_for(Profile::quick, 8, 8, none, std::nullopt, 1), shape,
+                                  rdma_pair_endpoints(devices));
+  const auto plan = plan_transfers(devices, work.rotation.ordered_pairs());
+  REQUIRE(plan.size() == 8 + 8 + 8);
+  std::vector<std::string> pairs;
+  for (const auto& t : plan) {
+    if (t.kind == "pair") pairs.push_back(t.entity);
+  }
+  CHECK(pairs == work.plan.covered);
+  CHECK(work.plan.rotation_step == 1);
+  CHECK(pairs.front() == "mlx5_0-mlx5_7");  // step 2 is shift n-1: i -> i+7
+  // No pairs: loopbacks and GPUDirect only; without a list, every pair as before.
+  CHECK(plan_transfers(devices, {}).size() == 16);
+  CHECK(plan_transfers(devices).size() == 8 + 56 + 8);
+  // A down NIC is no endpoint: the rotation's indices skip it.
+  devices[2].ports[0].state = "DOWN";
+  CHECK(rdma_pair_endpoints(devices) == std::vector<std::string>{"mlx5_0", "mlx5_1", "mlx5_3",
+                                                                 "mlx5_4", "mlx5_5", "mlx5_6",
+                                                                 "mlx5_7"});
+  CHECK(plan_transfers(devices, {{1, 2}})[7].entity == "mlx5_1-mlx5_3");
+}
+
+TEST_CASE("rdma plan: run() records its coverage, rotating 8 NICs' pairs in quick") {
+  SECTION("8 NICs quick, run 2: loopbacks, GPUDirect and the 8 pairs of step 2") {
+    test::FakeRdmaEngine engine(8, true);
+    const Outcome o = run_rdma(engine, 8, 1);
+    INFO(o.rdma.summary);
+    CHECK(o.rdma.status == Status::pass);
+    CHECK(o.jobs == 8 + 8 + 8);
+    REQUIRE(o.rdma.plan.has_value());
+    const CheckPlanRecord& plan = *o.rdma.plan;
+    CHECK_FALSE(plan.reduced);
+    CHECK(plan.rotation_step == 1);
+    CHECK(plan.rotation_steps == 7);
+    CHECK(plan.coverage ==
+          "8 loopbacks, 8 GPUDirect, 8 of 56 NIC pairs (pairs rotate: step 2 of 7); 0.15 s of "
+          "writes per transfer");
+    REQUIRE(plan.covered.size() == 8);
+    CHECK(plan.covered.front() == "mlx5_0-mlx5_7");
+    CHECK(plan.expected_s == Approx(model_s(24, 0.15)));
+    CHECK_THAT(o.rdma.summary,
+               Catch::Contains("24 of 24 transfers run; 8 of 56 NIC pairs (pairs rotate: step 2 "
+                               "of 7)"));
+    // Pairs another step covers are not "not run": no timeout, nothing missing.
+    const auto& r = o.rdma.readings;
+    CHECK(r["transfers"].size() == 24);
+    CHECK_FALSE(r.contains("transfers_not_run"));
+  }
+  SECTION("the check counts its NICs itself: 3 usable of 4, every pair") {
+    test::FakeRdmaEngine engine(4, true);
+    engine.inv.devices[1].ports[0].state = "DOWN";
+    const Outcome o = run_rdma(engine, 4, 5);
+    REQUIRE(o.rdma.plan.has_value());
+    CHECK(o.rdma.plan->rotation_steps == 1);
+    CHECK(o.rdma.plan->covered.empty());
+    CHECK(o.rdma.plan->coverage ==
+          "3 loopbacks, 3 GPUDirect, 6 of 6 NIC pairs; 0.15 s of writes per transfer");
+    CHECK(o.jobs == 3 + 6 + 3);
+  }
+  SECTION("a GPU CUDA cannot use has no GPUDirect in the count") {
+    test::FakeRdmaEngine engine(2, true);
+    RdmaCheck check;
+    NodeReading node = test::healthy_node(2);
+    node.gpus[1].cuda_ordinal = -1;
+    const Thresholds thresholds = Thresholds::for_sku(nullptr, "test");
+    const FaultPlan faults;
+    const CheckOptions options;
+    CheckContext ctx;  // by hand, without a planner's request: the profile's whole work
+    ctx.profile = Profile::standard;
+    ctx.thresholds = &thresholds;
+    ctx.faults = &faults;
+    ctx.node = &node;
+    ctx.engines.rdma = &engine;
+    ctx.options = &options;
+    ctx.cancel = std::make_shared<std::atomic<bool>>(false);
+    ctx.deadline = SteadyClock::now() + 60s;
+    ctx.work.seconds = 1.0;  // below the floor: the floor is done
+    const CheckResult r = check.run(ctx);
+    REQUIRE(r.plan.has_value());
+    CHECK(r.plan->reduced);
+    CHECK(r.plan->coverage ==
+          "2 loopbacks, 1 GPUDirect, 2 of 2 NIC pairs; 0.1 s of writes per transfer");
+    CHECK(engine.jobs.size() == 2 + 2 + 1);
+    for (const auto& job : engine.jobs) CHECK(job.seconds == Approx(0.1));
+    CHECK_THAT(r.summary, Catch::Contains("; reduced to fit its time: 2 loopbacks"));
+  }
+}
