@@ -346,6 +346,9 @@ preflight_run() {
 step_quick() {
   local deadline=$1 start=$2 n=1 state="done"
   mkdir -p "$out_dir/quick"
+  # The time model's plan for this node, next to what the runs measure (docs/plan.md).
+  boxed "$deadline" "$out_dir/quick/plan.txt" "$out_dir/quick/plan.err" \
+    "$bin" plan --json "$out_dir/quick/plan.json"
   preflight_run "$deadline" quick run-01 "${expect[@]}"
   local last=$RUN_MS
   while ((n <= MAX_EXTRA_QUICK_RUNS)) && [[ $RC != - ]]; do

@@ -71,9 +71,43 @@ def summarize_tests(runs):
     return {"items": items, "detail": detail}, failed
 
 
+def time_model_rows(verdicts):
+    """Measured against modelled seconds per check (docs/plan.md): the median over the runs of
+    each check's duration_s, next to the time model's expected_s and the deadline it was given.
+    A check slower than its model by more than the planner's headroom (x1.5) is flagged: the
+    model needs its figures raised before a tight --timeout can be trusted on this machine."""
+    per_check = {}
+    for verdict in verdicts:
+        for check in verdict.get("checks") or []:
+            plan = check.get("plan") if isinstance(check, dict) else None
+            if not isinstance(plan, dict) or check.get("status") == "skip":
+                continue
+            row = per_check.setdefault(str(check.get("name")), {"measured": [], "modelled": [],
+                                                                "deadline": []})
+            for key, field in (("measured", check.get("duration_s")),
+                               ("modelled", plan.get("expected_s")),
+                               ("deadline", plan.get("deadline_s"))):
+                if isinstance(field, (int, float)):
+                    row[key].append(float(field))
+    rows = []
+    for name, row in per_check.items():
+        if not row["measured"] or not row["modelled"]:
+            continue
+        measured = statistics.median(row["measured"])
+        modelled = statistics.median(row["modelled"])
+        rows.append({"check": name, "measured_s": round(measured, 3),
+                     "modelled_s": round(modelled, 3),
+                     "deadline_s": round(statistics.median(row["deadline"]), 3)
+                     if row["deadline"] else None,
+                     "ratio": round(measured / modelled, 2) if modelled > 0 else None,
+                     "over_headroom": modelled > 0 and measured > 1.5 * modelled})
+    return rows
+
+
 def summarize_quick(runs, out_dir):
     items, alarms, failed = [], [], []
     skipped = {}
+    verdicts = []
     for _, name, rc, seconds, path in runs:
         item = {"name": name, "exit": rc, "seconds": number(seconds), "verdict": None,
                 "duration_s": None, "file": path}
@@ -86,6 +120,7 @@ def summarize_quick(runs, out_dir):
         else:
             item["verdict"] = verdict.get("verdict")
             item["duration_s"] = verdict.get("duration_s")
+            verdicts.append(verdict)
             for alarm in alarms_of(verdict):
                 alarm["run"] = name
                 alarms.append(alarm)
@@ -115,8 +150,13 @@ def summarize_quick(runs, out_dir):
     detail = "%d runs, %d false alarm(s)" % (len(items), len(groups))
     if items and items[0]["seconds"] is not None:
         detail += ", time to verdict %.1f s" % items[0]["seconds"]
+    model = time_model_rows(verdicts)
+    slow = [r["check"] for r in model if r["over_headroom"]]
+    if slow:
+        detail += "; slower than the time model by more than x1.5: " + ", ".join(sorted(slow))
     return {"items": items, "figures": figures, "false_alarms": alarms,
-            "false_alarm_groups": groups, "skipped_checks": skipped, "detail": detail}, failed
+            "false_alarm_groups": groups, "skipped_checks": skipped, "time_model": model,
+            "detail": detail}, failed
 
 
 def summarize_faults(runs, out_dir):

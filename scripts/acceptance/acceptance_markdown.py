@@ -80,6 +80,13 @@ def quick_section(s):
     out += ["", "| Run | Verdict | Wall | duration_s |", "|---|---|---|---|"]
     out += ["| %s | %s | %s | %s |" % (i["name"], cell(i["verdict"]), seconds_text(i["seconds"]),
                                        i["duration_s"]) for i in s["items"]]
+    if s.get("time_model"):
+        out += ["", "Time model (docs/plan.md), median over the runs:", "",
+                "| Check | Measured | Modelled | Ratio | Deadline |", "|---|---|---|---|---|"]
+        out += ["| %s | %s | %s | %s%s | %s |" % (
+            r["check"], seconds_text(r["measured_s"]), seconds_text(r["modelled_s"]),
+            r["ratio"], " (over x1.5)" if r["over_headroom"] else "",
+            seconds_text(r["deadline_s"])) for r in s["time_model"]]
     if s.get("false_alarm_groups"):
         out += ["", "False alarms:", "", "| Check | Entity | Code | Severity | Runs | Figures | "
                 "Message |", "|---|---|---|---|---|---|---|"]

@@ -260,6 +260,11 @@ pf_run_preflight() {
     cmd+=(--profile quick)
   fi
   if [[ -n $PREFLIGHT_PROM ]]; then cmd+=(--prom "$PREFLIGHT_PROM"); fi
+  # The pair rotation's counter lives in the state directory, so consecutive runs on this node
+  # cover every NVLink and NIC pair the time of one run does not allow (docs/plan.md).
+  if [[ " $* " != *" --rotation"* && " $* " != *" --state-dir"* ]]; then
+    cmd+=(--state-dir "$PREFLIGHT_STATE_DIR")
+  fi
   cmd+=("$@")
   timeout --signal=TERM --kill-after="$PF_KILL_AFTER" "$deadline" "${cmd[@]}" \
     >"$PF_RUN_DIR/stdout" 2>"$PF_RUN_DIR/stderr" </dev/null &
