@@ -2,6 +2,7 @@
 // A check is a class registered in one CheckRegistry. It says whether it can run here
 // (skip_reason) and then runs, producing data (CheckResult); reporters render it. The CLI and
 // the runner know no check by name.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -96,6 +97,24 @@ struct CheckContext {
   WorkRequest work;
 
   bool cancelled() const { return cancel && cancel->load(); }
+  // The planner's request for this check (its seconds, the node's shape, the rotation) with the
+  // context's profile, options and thresholds: what run() plans its work with, before setting
+  // the shape to what it sees. A context made by hand (unit tests) has no request of its own and
+  // plans the profile's whole work.
+  WorkRequest work_request() const {
+    WorkRequest r = work;
+    r.profile = profile;
+    r.options = options;
+    r.thresholds = thresholds;
+    return r;
+  }
+  // When the check stops starting new work, to leave time for its verdict: its deadline less
+  // `most`, or less a tenth of the time left now when that is less, so a short deadline (as
+  // little as 1.5 x the modelled seconds + 0.5 s, docs/plan.md) is not eaten by the margin.
+  SteadyClock::time_point finish_by(SteadyClock::duration most) const {
+    const auto left = std::max(deadline - SteadyClock::now(), SteadyClock::duration::zero());
+    return deadline - std::min(most, left / 10);
+  }
   double seconds_left() const {
     return std::chrono::duration<double>(deadline - SteadyClock::now()).count();
   }
@@ -159,6 +178,10 @@ class CheckRegistry {
  private:
   std::vector<std::unique_ptr<Check>> checks_;
 };
+
+// What a check covered, for CheckResult::plan: the runner adds the modelled seconds and the
+// deadline.
+CheckPlanRecord coverage_record(const WorkPlan& plan);
 
 // Fault kinds the runner itself implements (hang@check=NAME).
 std::vector<FaultKindSpec> runner_fault_kinds();

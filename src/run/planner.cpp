@@ -164,14 +164,9 @@ RunPlanRecord record_of(const RunPlan& plan) {
 }
 
 CheckPlanRecord record_of(const CheckAllotment& a) {
-  CheckPlanRecord r;
+  CheckPlanRecord r = coverage_record(a.work);
   r.expected_s = a.work.expected_s;
   r.deadline_s = a.deadline_s;
-  r.reduced = a.work.reduced;
-  r.coverage = a.work.coverage;
-  r.rotation_step = a.work.rotation_step;
-  r.rotation_steps = a.work.rotation_steps;
-  r.covered = a.work.covered;
   return r;
 }
 

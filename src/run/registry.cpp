@@ -44,6 +44,16 @@ WorkPlan Check::plan_work(const WorkRequest& request) const {
   return plan;
 }
 
+CheckPlanRecord coverage_record(const WorkPlan& plan) {
+  CheckPlanRecord r;
+  r.reduced = plan.reduced;
+  r.coverage = plan.coverage;
+  r.rotation_step = plan.rotation_step;
+  r.rotation_steps = plan.rotation_steps;
+  r.covered = plan.covered;
+  return r;
+}
+
 void CheckRegistry::add(std::unique_ptr<Check> check) {
   if (!check) throw std::logic_error("CheckRegistry::add: null check");
   if (find(check->info().name) != nullptr) {

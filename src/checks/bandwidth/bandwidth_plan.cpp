@@ -407,29 +407,9 @@ HbmWork plan_hbm(const WorkRequest& request, std::uint64_t gpu_memory_bytes) {
 // --- run() ----------------------------------------------------------------------------------
 
 WorkRequest bandwidth_request(const CheckContext& ctx, int gpus) {
-  WorkRequest r = ctx.work;
-  r.profile = ctx.profile;
-  r.options = ctx.options;
-  r.thresholds = ctx.thresholds;
+  WorkRequest r = ctx.work_request();
   r.shape.gpus = gpus;
   return r;
-}
-
-CheckPlanRecord plan_record(const WorkPlan& plan) {
-  CheckPlanRecord r;
-  r.reduced = plan.reduced;
-  r.coverage = plan.coverage;
-  r.rotation_step = plan.rotation_step;
-  r.rotation_steps = plan.rotation_steps;
-  r.covered = plan.covered;
-  return r;
-}
-
-SteadyClock::time_point work_end(const CheckContext& ctx) {
-  const auto left = ctx.deadline - SteadyClock::now();
-  const auto tenth = left / 10;
-  const SteadyClock::duration second = std::chrono::seconds(1);
-  return ctx.deadline - std::max(SteadyClock::duration::zero(), std::min(second, tenth));
 }
 
 }  // namespace preflight

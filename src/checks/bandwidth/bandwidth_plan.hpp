@@ -77,10 +77,5 @@ std::uint64_t hbm_model_memory_bytes(const Thresholds* thresholds);
 // The request as the check sees it (docs/plan.md): the planner's seconds and rotation, the
 // context's profile, options and thresholds, and the GPUs this check measures.
 WorkRequest bandwidth_request(const CheckContext& ctx, int gpus);
-// result.plan of a check: the runner fills expected_s and deadline_s.
-CheckPlanRecord plan_record(const WorkPlan& plan);
-// When a check stops starting measurements: its deadline less a margin for its verdict, 1 s or
-// a tenth of the time left at the start, whichever is less (a short deadline keeps its work).
-SteadyClock::time_point work_end(const CheckContext& ctx);
 
 }  // namespace preflight

@@ -154,7 +154,7 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
   CheckResult result;
   report_untested_gpus(*ctx.node, result.findings);
   BandwidthEngine& engine = *ctx.engines.bandwidth;
-  const auto end = work_end(ctx);
+  const auto end = ctx.finish_by(1s);
   std::vector<const GpuReading*> gpus;
   std::uint64_t memory = 0;  // the largest GPU's: the model sizes the slowest GPU's work
   for (const auto& g : ctx.node->gpus) {
@@ -163,7 +163,7 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
     memory = std::max(memory, g.memory_total_bytes);
   }
   const HbmWork work = plan_hbm(bandwidth_request(ctx, static_cast<int>(gpus.size())), memory);
-  result.plan = plan_record(work.plan);
+  result.plan = coverage_record(work.plan);
   HbmReadings readings;
   std::size_t done = 0;
   for (std::size_t i = 0; i < gpus.size(); ++i) {

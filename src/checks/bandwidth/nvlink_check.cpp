@@ -73,7 +73,7 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
   const double expected = ctx.thresholds->get("nvlink.expected_gbps");
   const NvlinkWork work = plan_nvlink(bandwidth_request(ctx, static_cast<int>(n)));
   const MeasurementShape& shape = work.shape;
-  result.plan = plan_record(work.plan);
+  result.plan = coverage_record(work.plan);
   if (!work.rotation.complete()) {
     // The model names GPUs by position; the pairs covered by the GPUs' own indices.
     std::set<std::string> covered;
@@ -83,7 +83,7 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
     }
     result.plan->covered.assign(covered.begin(), covered.end());
   }
-  const auto end = work_end(ctx);
+  const auto end = ctx.finish_by(1s);
   const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
 
   // Peer access of every ordered pair, every run (cheap): a pair that lost it is found whatever

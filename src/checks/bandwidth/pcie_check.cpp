@@ -356,8 +356,8 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
   const auto cuda_count = std::count_if(node.gpus.begin(), node.gpus.end(),
                                         [](const GpuReading& g) { return g.cuda_ordinal >= 0; });
   const PcieWork work = plan_pcie(bandwidth_request(ctx, static_cast<int>(cuda_count)));
-  result.plan = plan_record(work.plan);
-  const auto end = work_end(ctx);
+  result.plan = coverage_record(work.plan);
+  const auto end = ctx.finish_by(1s);
   const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
 
   PcieReadings readings;

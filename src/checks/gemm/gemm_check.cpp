@@ -26,8 +26,7 @@ using Seconds = std::chrono::duration<double>;
 constexpr auto kTelemetryInterval = 250ms;
 // The check returns this long before its deadline, so the runner never has to abandon it: 1.5 s,
 // or a tenth of the time it was given when that is less (a short deadline keeps its work).
-constexpr double kReturnMargin_s = 1.5;
-constexpr double kReturnMarginShare = 0.1;
+constexpr auto kReturnMargin = 1500ms;
 // A dtype's share of the time keeps its modelled setup, warm-up and drain (gemm_plan.cpp) times
 // this for a node slower than the model before the products; the rest may be product time.
 constexpr double kOverheadHeadroom = 1.5;
@@ -289,19 +288,14 @@ WorkPlan GemmCheck::plan_work(const WorkRequest& request) const {
 
 CheckResult GemmCheck::run(CheckContext& ctx) const {
   // The work as planned (ctx.work: the planner's seconds), for the GPUs CUDA can use here.
-  WorkRequest request = ctx.work;
-  request.profile = ctx.profile;
-  request.options = ctx.options;
-  request.thresholds = ctx.thresholds;
+  WorkRequest request = ctx.work_request();
   request.shape.gpus =
       static_cast<int>(std::count_if(ctx.node->gpus.begin(), ctx.node->gpus.end(),
                                      [](const GpuReading& g) { return g.cuda_ordinal >= 0; }));
   const GemmWork work = plan_gemm_work(request);
   const GemmSettings& settings = work.settings;
   GemmEngine& engine = *ctx.engines.gemm;
-  const double given_s = Seconds(ctx.deadline - SteadyClock::now()).count();
-  const auto end =
-      ctx.deadline - to_duration(std::min(kReturnMargin_s, kReturnMarginShare * given_s));
+  const auto end = ctx.finish_by(kReturnMargin);
 
   // cuBLAS is loaded at run time. Without it no GPU can be tested, and that is the tool's
   // installation, not the node: TOOL_LIBRARY_MISSING (exit 3). Asked only where CUDA can use a

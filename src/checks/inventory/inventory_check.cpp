@@ -33,9 +33,7 @@ void probe_all(CheckContext& ctx, NodeReading& node) {
   // Leave a little of the check's own deadline to judge and return: 0.5 s, or a tenth of what
   // is left when that is less (a short deadline keeps its probes).
   const auto start = SteadyClock::now();
-  const auto left = std::max(ctx.deadline - start, SteadyClock::duration::zero());
-  const auto latest =
-      ctx.deadline - std::min<SteadyClock::duration>(std::chrono::milliseconds(500), left / 10);
+  const auto latest = ctx.finish_by(std::chrono::milliseconds(500));
   const auto deadline = std::min(latest, start + budget);
   // One task per GPU: a probe stuck in the driver is left behind with its own copy of the
   // reading, after the check has returned.
@@ -175,10 +173,7 @@ WorkPlan InventoryCheck::plan_work(const WorkRequest& request) const {
 
 CheckResult InventoryCheck::run(CheckContext& ctx) const {
   NodeReading node = *ctx.node;
-  WorkRequest request = ctx.work;
-  request.profile = ctx.profile;
-  request.options = ctx.options;
-  request.thresholds = ctx.thresholds;
+  WorkRequest request = ctx.work_request();
   request.shape.gpus = static_cast<int>(node.gpus.size());
   const InventoryWork work = plan_inventory_work(request);
   if (pci_count_comparable()) node.pci_gpu_count = count_nvidia_gpus_on_pci();

@@ -24,8 +24,7 @@ constexpr auto kQueryBudget = 15s;
 // The check stops starting collectives this long before its deadline, so that an abandoned call
 // leaves time for the verdict: 2 s, or a tenth of the time it was given when that is less (a
 // short deadline keeps its work).
-constexpr double kEndMargin_s = 2.0;
-constexpr double kEndMarginShare = 0.1;
+constexpr auto kEndMargin = 2s;
 
 SteadyClock::duration to_duration(double s) {
   return std::chrono::duration_cast<SteadyClock::duration>(
@@ -229,8 +228,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
   CheckResult result;
   CollectiveEngine& engine = *ctx.engines.collective;
   // Before every call: an abandoned call must leave time for the verdict.
-  const double given_s = std::chrono::duration<double>(ctx.deadline - SteadyClock::now()).count();
-  const auto end = ctx.deadline - to_duration(std::min(kEndMargin_s, kEndMarginShare * given_s));
+  const auto end = ctx.finish_by(kEndMargin);
   // libnccl.so.2 is part of the tool's installation (the package recommends it): without it the
   // node was not tested, and that is not the node's fault (TOOL_LIBRARY_MISSING, exit 3).
   const auto problem =
@@ -276,10 +274,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
   }
   const int nranks = static_cast<int>(gpus.size());
   // The work as planned (ctx.work: the planner's seconds), for the GPUs in the communicator.
-  WorkRequest request = ctx.work;
-  request.profile = ctx.profile;
-  request.options = ctx.options;
-  request.thresholds = ctx.thresholds;
+  WorkRequest request = ctx.work_request();
   request.shape.gpus = nranks;
   const NcclWork work = plan_nccl_work(request, smallest_memory);
   const NcclPlan& plan = work.sizes;
@@ -362,10 +357,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
                       std::to_string(plan.sizes.size()) + " of " +
                       std::to_string(work.whole.sizes.size()) + " sizes: the time given)";
   }
-  CheckPlanRecord record;  // the runner fills expected_s and deadline_s
-  record.reduced = work.plan.reduced;
-  record.coverage = work.plan.coverage;
-  result.plan = record;
+  result.plan = coverage_record(work.plan);
   return result;
 }
 

@@ -29,11 +29,8 @@ constexpr const char* kExpectFlag = "--expect-rnics";
 constexpr const char* kDevicesFlag = "--rdma-devices";
 constexpr auto kInventoryBudget = 15s;
 constexpr auto kConnectAllowance = 10s;  // beyond a transfer's seconds: setup, connect, drain
-// Kept free before the check's deadline to record what ran: at most this, and at most
-// kEndMarginShare of the time the check was given, so a short deadline (docs/plan.md: as little
-// as 1.5 x the modelled seconds + 0.5 s) is not eaten by the margin.
+// Kept free before the check's deadline to record what ran (CheckContext::finish_by).
 constexpr auto kEndMargin = 1s;
-constexpr double kEndMarginShare = 0.1;
 
 std::vector<GpuLocation> gpu_locations(const NodeReading& node) {
   std::vector<GpuLocation> out;
@@ -290,17 +287,10 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   readings.rdma_devices = rdma_device_list(*ctx.options);
   const bool expected =
       (readings.expect_rnics && *readings.expect_rnics > 0) || !readings.rdma_devices.empty();
-  const auto start = SteadyClock::now();
-  const auto given = std::max(ctx.deadline - start, SteadyClock::duration::zero());
-  const auto margin = std::min<SteadyClock::duration>(
-      kEndMargin, std::chrono::duration_cast<SteadyClock::duration>(given * kEndMarginShare));
-  const auto end = ctx.deadline - margin;
+  const auto end = ctx.finish_by(kEndMargin);
   // The planner's request (its share of the time, the rotation), with what this run knows for
   // sure; a context made by hand (unit tests) has no request and plans the profile's whole work.
-  WorkRequest request = ctx.work;
-  request.profile = ctx.profile;
-  request.options = ctx.options;
-  request.thresholds = ctx.thresholds;
+  WorkRequest request = ctx.work_request();
 
   auto inv = call_bounded<RdmaInventory>(ctx, std::min(end, SteadyClock::now() + kInventoryBudget),
                                          [&engine] { return engine.inventory(); });
@@ -378,13 +368,10 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   const auto transfers = work.rotation.complete()
                              ? plan_transfers(compute)
                              : plan_transfers(compute, work.rotation.ordered_pairs());
-  CheckPlanRecord record;
+  CheckPlanRecord record = coverage_record(work.plan);
   // The modelled time of the work it does here: the NICs it found, not those counted before.
   record.expected_s = work.plan.expected_s;
-  record.reduced = work.plan.reduced;
-  record.coverage = work.plan.coverage;
-  record.rotation_step = work.plan.rotation_step;
-  record.rotation_steps = work.plan.rotation_steps;
+  record.covered.clear();
   if (!work.rotation.complete()) {
     // The pairs planned, by the entities their findings and metrics use.
     for (const PlannedTransfer& t : transfers) {
