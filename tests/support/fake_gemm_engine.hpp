@@ -4,12 +4,14 @@
 // engine's kernels do, and a GPU can be made slow, failing or hung, so the gemm check's
 // orchestration and judgement run end to end without a GPU.
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checks/gemm/gemm_math.hpp"
@@ -37,6 +39,9 @@ class FakeGemmEngine final : public GemmEngine {
   std::map<int, FakeGemmBehaviour> behaviour;  // by GPU index; absent: healthy
   std::shared_ptr<HangGate> gate = std::make_shared<HangGate>();
   std::string missing_library;  // library_problem(): cuBLAS not found, and why
+  // Takes the job's product seconds (or until cancelled), as the real engine does: for runs that
+  // test the time a plan gives (tests/unit/test_run_plan.cpp).
+  bool takes_its_time = false;
 
   ~FakeGemmEngine() override { gate->release(); }
 
@@ -59,6 +64,14 @@ class FakeGemmEngine final : public GemmEngine {
       auto g = gate;
       std::unique_lock<std::mutex> lock(g->mutex);
       g->cv.wait(lock, [&] { return g->open; });
+    }
+    if (takes_its_time) {
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(job.product_seconds));
+      while (std::chrono::steady_clock::now() < until && !(job.cancel && job.cancel->load())) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
     }
     GemmGpuRun run;
     run.gpu_index = job.gpu_index;

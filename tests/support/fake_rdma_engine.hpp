@@ -2,11 +2,13 @@
 // An RdmaEngine with made-up devices and transfers, so the rdma check runs end to end without
 // RDMA hardware: healthy NDR ports by default, and NICs that can be down, slow, without GID,
 // on a starved PCIe link, failing to connect, without GPUDirect, corrupting or hung.
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "preflight/engine/rdma_engine.hpp"
@@ -47,6 +49,8 @@ class FakeRdmaEngine final : public RdmaEngine {
   std::set<std::string> corrupting;
   std::set<std::string> hanging;
   std::vector<RdmaTransferJob> jobs;
+  // Takes the job's seconds of writes (or until cancelled), as the real engine does.
+  bool takes_its_time = false;
 
   explicit FakeRdmaEngine(int nics = 4, bool with_gpus = false) {
     inv.library_loaded = true;
@@ -67,6 +71,14 @@ class FakeRdmaEngine final : public RdmaEngine {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       jobs.push_back(job);
+    }
+    if (takes_its_time) {
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(job.seconds));
+      while (std::chrono::steady_clock::now() < until && !(job.cancel && job.cancel->load())) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
     }
     RdmaTransferResult r;
     const bool gpu = job.memory == RdmaMemory::gpu;

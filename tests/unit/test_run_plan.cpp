@@ -1,0 +1,118 @@
+// Issue 16 end to end below the CLI: the built-in checks on a made-up 8-GPU node with 8 NICs,
+// their products and RDMA writes taking the seconds the plan gives them, under a --timeout too
+// short for the quick profile's whole work. The run keeps the --timeout, every check runs, and
+// what each covered is in the verdict.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <set>
+#include <string>
+
+#include "run/runner.hpp"
+#include "support/fake_backend.hpp"
+#include "support/fake_bandwidth_engine.hpp"
+#include "support/fake_collective_engine.hpp"
+#include "support/fake_gemm_engine.hpp"
+#include "support/fake_rdma_engine.hpp"
+
+using namespace preflight;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct EightGpuNode {
+  test::FakeBackend backend{test::healthy_node(8)};
+  test::FakeGemmEngine gemm;
+  test::FakeBandwidthEngine bandwidth;
+  test::FakeRdmaEngine rdma{8, true};
+  test::FakeCollectiveEngine collective;
+
+  EightGpuNode() {
+    gemm.takes_its_time = true;
+    rdma.takes_its_time = true;
+    backend.gemm = &gemm;
+    backend.bandwidth = &bandwidth;
+    backend.rdma = &rdma;
+    backend.collective = &collective;
+  }
+
+  RunOutcome run(std::chrono::seconds timeout, std::uint64_t rotation = 0) {
+    CheckRegistry registry;
+    register_builtin_checks(registry);
+    const auto plan = plan_checks(registry, Profile::quick, {});
+    const FaultPlan faults;
+    RunState state(Verdict{}, plan, false);
+    RunSettings settings;
+    settings.profile = Profile::quick;
+    settings.deadline = SteadyClock::now() + timeout;
+    settings.timeout_given = true;
+    settings.nics = 8;
+    settings.rotation = rotation;
+    settings.rotation_from = "--rotation";
+    Runner runner(backend.engines(), faults);
+    return runner.run(state, plan, settings);
+  }
+};
+
+const CheckResult& check_of(const Verdict& v, const std::string& name) {
+  for (const auto& c : v.checks) {
+    if (c.name == name) return c;
+  }
+  throw std::logic_error("no check " + name);
+}
+
+}  // namespace
+
+TEST_CASE("run plan: the quick profile on 8 GPUs and 8 NICs keeps a --timeout of 42 s") {
+  EightGpuNode node;
+  const auto start = SteadyClock::now();
+  const RunOutcome out = node.run(42s, 3);
+  const double took = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  REQUIRE(out.invalid.empty());
+  CHECK(took < 42.0 + 1.0);
+  const Verdict& v = out.verdict;
+  INFO(v.reason);
+  CHECK(v.verdict == Status::pass);
+  REQUIRE(v.plan);
+  CHECK(v.plan->timeout_given);
+  CHECK(v.plan->reduced);
+  CHECK(v.plan->gpus == 8);
+  CHECK(v.plan->rotation == 3);
+  for (const auto& c : v.checks) {
+    INFO(c.name << ": " << c.summary);
+    CHECK(c.status == Status::pass);
+    REQUIRE(c.plan);
+    CHECK(c.plan->deadline_s <= 42.0);
+    CHECK_FALSE(c.plan->coverage.empty());
+  }
+  // The products were cut to fit, and the run says so.
+  const CheckResult& gemm = check_of(v, "gemm");
+  CHECK(gemm.plan->reduced);
+  CHECK(node.gemm.jobs().at(0).product_seconds < 3.0);
+  // The NIC pairs rotate: run 3 covers step 3 of 7, 8 of the 56 pairs, and names them.
+  const CheckResult& rdma = check_of(v, "rdma");
+  CHECK(rdma.plan->rotation_steps == 7);
+  CHECK(rdma.plan->rotation_step == 3);
+  CHECK(rdma.plan->covered.size() == 8);
+  CHECK_THAT(rdma.summary, Catch::Contains("pairs rotate: step 4 of 7"));
+  // The NVLink pairs of other steps are unmeasured, not failed.
+  const CheckResult& nvlink = check_of(v, "nvlink");
+  CHECK(nvlink.plan->rotation_steps > 1);
+  CHECK(nvlink.findings.empty());
+}
+
+TEST_CASE("run plan: seven runs with the rotation counter cover every NIC pair") {
+  std::set<std::string> covered;
+  for (std::uint64_t run = 0; run < 7; ++run) {
+    EightGpuNode node;
+    node.gemm.takes_its_time = false;  // only the plan matters here
+    node.rdma.takes_its_time = false;
+    const RunOutcome out = node.run(120s, run);
+    REQUIRE(out.invalid.empty());
+    const CheckResult& rdma = check_of(out.verdict, "rdma");
+    REQUIRE(rdma.plan);
+    CHECK(rdma.plan->rotation_step == static_cast<int>(run));
+    covered.insert(rdma.plan->covered.begin(), rdma.plan->covered.end());
+  }
+  CHECK(covered.size() == 56);
+}
