@@ -290,16 +290,19 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     ctx->work.seconds = allotted[i].work_s;
     const auto start = SteadyClock::now();
     // Its share of what is left: time a check before it did not use goes to those after it.
+    // Past the verdict margin already (discovery overran a default deadline), the check gets
+    // what is left of the run's deadline, no more; one planned to do nothing, a moment to say
+    // why.
+    const double left = duration<double>(verdict_end - start).count();
     double still_planned = 0;
     for (std::size_t j = i; j < allotted.size(); ++j) still_planned += allotted[j].deadline_s;
-    const double share = duration<double>(verdict_end - start).count() * allotted[i].deadline_s /
-                         std::max(still_planned, 1e-9);
-    // Past the verdict margin already (discovery overran a default deadline): the check gets
-    // what is left of the run's deadline, no more.
-    ctx->deadline = share > 0 ? std::min(settings.deadline,
-                                         start + std::chrono::duration_cast<SteadyClock::duration>(
-                                                     duration<double>(share)))
-                              : settings.deadline;
+    const double share = allotted[i].deadline_s > 0
+                             ? left * allotted[i].deadline_s / std::max(still_planned, 1e-9)
+                             : std::min(left, plan_rules::kSlack_s);
+    ctx->deadline = left > 0 ? std::min(settings.deadline,
+                                        start + std::chrono::duration_cast<SteadyClock::duration>(
+                                                    duration<double>(share)))
+                             : settings.deadline;
     const bool by_global = ctx->deadline == settings.deadline;
     CheckPlanRecord planned = record_of(allotted[i]);
     planned.deadline_s = duration<double>(ctx->deadline - start).count();

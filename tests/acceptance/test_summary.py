@@ -126,6 +126,14 @@ def case_accepted():
         check("| Result | ACCEPTED |" in md, "the table says ACCEPTED:\n" + md)
         check("| 3 | quick | 100 s | 7.2 s | ok |" in md, "the quick row:\n" + md)
         check("REHEARSAL" not in md, "not a rehearsal")
+        # The time model beside what was measured (docs/plan.md): inventory's row, from the
+        # verdicts' checks[].plan.expected_s and duration_s.
+        model = {r["check"]: r for r in quick["time_model"]}
+        check("inventory" in model, "inventory's modelled and measured time: %s" % model)
+        check(model["inventory"]["modelled_s"] > 0 and model["inventory"]["measured_s"] >= 0,
+              "figures: %s" % model["inventory"])
+        check("Time model (docs/plan.md)" in md and "| inventory |" in md,
+              "the time model table:\n" + md)
     finally:
         shutil.rmtree(out)
 
