@@ -156,8 +156,8 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "time, or the driver did not return from context creation or allocation.",
        "Check dmesg for Xid errors; reset the GPU or reboot; RMA if it repeats."},
       {"GPU_NOT_PROBED", Severity::warn,
-       "The responsiveness probe did not run on this GPU because the check's time ran out "
-       "before the probes started, so the GPU is unverified.",
+       "The responsiveness probe did not run on this GPU, or was cut short, because the "
+       "check's time ran out before the probe's own timeout, so the GPU is unverified.",
        "Give the run a longer --timeout, then rerun."},
 
       // gemm: matrix products verified on every GPU (docs/checks/gemm.md).
