@@ -26,6 +26,13 @@ inline std::string count_of(std::size_t n, std::string_view one, std::string_vie
   return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
+// One number in a printf format, "%.1f s" -> "2.5 s".
+inline std::string formatted(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
 // Appends one character of user text to a one-line message: a control character as "\x1b",
 // so that the text cannot forge extra lines; any other character as it is.
 inline void append_printable(std::string& out, char c) {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include "model/text_format.hpp"
 #include "preflight/errors.hpp"
 
 namespace preflight {
@@ -43,9 +43,7 @@ std::string shape_text(const NodeShape& shape) {
 }  // namespace
 
 std::string plan_seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", s);
-  return text;
+  return formatted("%.1f s", s);
 }
 
 WorkPlan discovery_work(int gpus) {

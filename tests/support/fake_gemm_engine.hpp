@@ -4,14 +4,12 @@
 // engine's kernels do, and a GPU can be made slow, failing or hung, so the gemm check's
 // orchestration and judgement run end to end without a GPU.
 #include <algorithm>
-#include <chrono>
 #include <condition_variable>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "checks/gemm/gemm_math.hpp"
@@ -65,14 +63,7 @@ class FakeGemmEngine final : public GemmEngine {
       std::unique_lock<std::mutex> lock(g->mutex);
       g->cv.wait(lock, [&] { return g->open; });
     }
-    if (takes_its_time) {
-      const auto until = std::chrono::steady_clock::now() +
-                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                             std::chrono::duration<double>(job.product_seconds));
-      while (std::chrono::steady_clock::now() < until && !(job.cancel && job.cancel->load())) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-    }
+    if (takes_its_time) take_time(job.product_seconds, job.cancel);
     GemmGpuRun run;
     run.gpu_index = job.gpu_index;
     run.dtype = job.dtype;

@@ -2,16 +2,15 @@
 // An RdmaEngine with made-up devices and transfers, so the rdma check runs end to end without
 // RDMA hardware: healthy NDR ports by default, and NICs that can be down, slow, without GID,
 // on a starved PCIe link, failing to connect, without GPUDirect, corrupting or hung.
-#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "preflight/engine/rdma_engine.hpp"
+#include "support/gate.hpp"
 
 namespace preflight::test {
 
@@ -72,14 +71,7 @@ class FakeRdmaEngine final : public RdmaEngine {
       std::lock_guard<std::mutex> lock(mutex_);
       jobs.push_back(job);
     }
-    if (takes_its_time) {
-      const auto until = std::chrono::steady_clock::now() +
-                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                             std::chrono::duration<double>(job.seconds));
-      while (std::chrono::steady_clock::now() < until && !(job.cancel && job.cancel->load())) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-    }
+    if (takes_its_time) take_time(job.seconds, job.cancel);
     RdmaTransferResult r;
     const bool gpu = job.memory == RdmaMemory::gpu;
     r.registration = gpu ? "dma-buf" : "host";

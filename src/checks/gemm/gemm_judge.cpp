@@ -3,7 +3,6 @@
 // is judged from the readings alone (judge_gemm_speed, gemm_speed.cpp), so `preflight judge`
 // can judge it again; here the readings, the metrics and the summary are made from the runs.
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -18,12 +17,6 @@
 namespace preflight {
 
 namespace {
-
-std::string fmt(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
-}
 
 // At most one finding per (GPU, dtype, code): several products with the same fault are one
 // problem, counted in the message.
@@ -129,8 +122,8 @@ void judge_checksum(const GemmGpuOutcome& o, const std::string& dt, FindingSink&
           " products failed the column-sum check; first " +
           product_name(first->round, first->repeat) + ": column " +
           std::to_string(first->first_bad_column) + " sums to " +
-          fmt("%.17g", first->first_bad_actual) + ", expected " +
-          fmt("%.17g", first->first_bad_expected) + " (" +
+          formatted("%.17g", first->first_bad_actual) + ", expected " +
+          formatted("%.17g", first->first_bad_expected) + " (" +
           count_of(first->bad_columns, "bad column", "bad columns") + ")" +
           (bad > 1 ? "; " + count_of(columns, "bad column", "bad columns") + " in all" : ""));
   f.measured(static_cast<double>(columns), "columns");
@@ -218,7 +211,7 @@ bool all_products_injected(const GemmGpuRun& run) {
 }
 
 std::string tflops_text(double value) {
-  return fmt("%.1f", value);
+  return formatted("%.1f", value);
 }
 
 void add_gpu_metrics(const SpeedRow& row, Metrics& metrics) {

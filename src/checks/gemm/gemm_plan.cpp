@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
+#include "model/text_format.hpp"
 #include "preflight/thresholds.hpp"
 
 namespace preflight {
@@ -81,20 +81,14 @@ double total_s(const GemmWork& work, double product_seconds) {
   return total;
 }
 
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", s);
-  return text;
-}
-
 std::string coverage_of(const GemmWork& work, double full_product_seconds, int gpus) {
   std::string dtypes;
   for (GemmDtype d : work.settings.dtypes) {
     dtypes += (dtypes.empty() ? "" : ", ") + std::string(to_string(d));
   }
-  std::string text = dtypes + ": " + seconds_text(work.product_seconds) + " of products per GPU" +
-                     (work.dtypes.size() > 1 ? " and dtype" : "");
-  if (work.plan.reduced) text += " (of " + seconds_text(full_product_seconds) + ")";
+  std::string text = dtypes + ": " + formatted("%.1f s", work.product_seconds) +
+                     " of products per GPU" + (work.dtypes.size() > 1 ? " and dtype" : "");
+  if (work.plan.reduced) text += " (of " + formatted("%.1f s", full_product_seconds) + ")";
   text += gpus == 1 ? ", 1 GPU" : ", " + std::to_string(gpus) + " GPUs at once";
   return text;
 }

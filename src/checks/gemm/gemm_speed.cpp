@@ -3,7 +3,6 @@
 // the readings alone, so `preflight judge` gives the same findings from a recorded verdict.
 // Why sustained figures and the straggler limits: docs/checks/gemm.md, "How topology enters".
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -13,20 +12,15 @@
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_judge_support.hpp"
 #include "model/stats.hpp"
+#include "model/text_format.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
 
 namespace {
 
-std::string fmt(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
-}
-
 std::string tflops_text(double value) {
-  return fmt("%.1f", value);
+  return formatted("%.1f", value);
 }
 
 struct Judged {
@@ -73,13 +67,14 @@ void judge_against_sku(const GemmGpuReading& r, const Thresholds& thresholds,
   if (!low && t.median >= e.figure * e.warn_fraction) return;
   const double fraction = low ? e.fail_fraction : e.warn_fraction;
   const double limit = e.figure * fraction;
-  const std::string what = e.sustained ? "the " + fmt("%.0f", e.figure) + " TFLOP/s that healthy " +
-                                             thresholds.sku_name() + " GPUs sustain"
-                                       : "the " + thresholds.sku_name() + " peak of " +
-                                             fmt("%.0f", e.figure) + " TFLOP/s";
+  const std::string what =
+      e.sustained
+          ? "the " + formatted("%.0f", e.figure) + " TFLOP/s that healthy " +
+                thresholds.sku_name() + " GPUs sustain"
+          : "the " + thresholds.sku_name() + " peak of " + formatted("%.0f", e.figure) + " TFLOP/s";
   const std::string message = dt + ": " + tflops_text(t.median) + " TFLOP/s median (min " +
                               tflops_text(t.min) + ", max " + tflops_text(t.max) + ") is below " +
-                              fmt("%.0f", 100.0 * fraction) + "% of " + what + " (" +
+                              formatted("%.0f", 100.0 * fraction) + "% of " + what + " (" +
                               tflops_text(limit) + "); " + describe_telemetry(r.telemetry);
   // Codes are written as literals so the catalogue test can see each one emitted.
   Finding f = low ? make_finding("GEMM_TFLOPS_LOW", gpu_entity(r.gpu_index), message)
@@ -111,7 +106,7 @@ void judge_stragglers(const std::vector<const GemmGpuReading*>& rows, const Thre
       // The count says what the median rests on: with two GPUs it is their mean, and a GPU
       // 10% slower than its sibling is only 5.3% below it.
       const std::string message =
-          std::string(to_string(r->dtype)) + ": " + fmt("%.1f", pct) +
+          std::string(to_string(r->dtype)) + ": " + formatted("%.1f", pct) +
           "% slower than the median of the node's " + std::to_string(members.size()) + " " +
           model_phrase(r->model) + "GPUs (" + tflops_text(r->tflops->median) + " vs " +
           tflops_text(node_median) + " TFLOP/s); " + describe_telemetry(r->telemetry);

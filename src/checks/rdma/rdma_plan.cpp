@@ -1,9 +1,9 @@
 // The rdma check's time model (rdma_plan.hpp).
 #include "checks/rdma/rdma_plan.hpp"
+#include "model/text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "checks/rdma/rdma_check.hpp"  // rdma_device_list
 #include "checks/rdma/rdma_math.hpp"   // rdma_pair_entity
@@ -49,16 +49,6 @@ double transfer_s_within(double seconds, int transfers, double most) {
   // The 1e-9 keeps a figure that is exactly a hundredth (0.1 computed as 0.0999...) whole.
   const double hundredths = std::floor(exact * 100.0 + 1e-9) / 100.0;
   return std::clamp(hundredths, kMinTransfer_s, most);
-}
-
-std::string count_text(int n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g s", s);
-  return text;
 }
 
 std::string endpoint_name(const std::vector<std::string>& endpoints, int i) {
@@ -136,9 +126,10 @@ RdmaWork plan_rdma(const WorkRequest& request, const RdmaWorkShape& shape,
   if (n == 0 && fixed == 0) {
     plan.coverage = "device listing only: no compute NIC";
   } else {
-    plan.coverage = count_text(shape.loopbacks, "loopback", "loopbacks") + ", " +
-                    std::to_string(shape.gpudirect) + " GPUDirect, " + rdma_pairs_text(work) +
-                    "; " + seconds_text(transfer_s) + " of writes per transfer";
+    plan.coverage = count_of(static_cast<std::size_t>(shape.loopbacks), "loopback", "loopbacks") +
+                    ", " + std::to_string(shape.gpudirect) + " GPUDirect, " +
+                    rdma_pairs_text(work) + "; " + formatted("%g s", transfer_s) +
+                    " of writes per transfer";
   }
   return work;
 }
@@ -151,7 +142,8 @@ WorkPlan plan_rdma_work(const WorkRequest& request) {
 
 std::string rdma_pairs_text(const RdmaWork& work) {
   if (work.all_pairs == 0) {
-    return "no NIC pair (" + count_text(work.shape.nics, "NIC", "NICs") + ")";
+    return "no NIC pair (" + count_of(static_cast<std::size_t>(work.shape.nics), "NIC", "NICs") +
+           ")";
   }
   std::string text =
       std::to_string(work.pair_transfers) + " of " + std::to_string(work.all_pairs) + " NIC pairs";
