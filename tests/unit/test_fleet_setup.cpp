@@ -1,5 +1,11 @@
 // The host-only parts of `preflight fleet` every rank derives from its command line: fault
 // kinds, sizes, the topology file, the time budget; and the fleet's command-line parsing.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "app/cli.hpp"
@@ -120,4 +126,50 @@ TEST_CASE("fleet cli: options") {
         std::string::npos);
 }
 
+}  // namespace preflight
+
+namespace preflight {
+namespace {
+
+// Issue 17: the file was read whole with a blocking ifstream, so a FIFO hung every rank past
+// every fleet timeout and /dev/zero grew to gigabytes.
+TEST_CASE("fleet setup: the topology file is read with bounds") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("preflight-topology-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto file = [&](const std::string& name, const std::string& text) {
+    const std::string path = (dir / name).string();
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  };
+  SECTION("a regular file is read and parsed") {
+    const std::string path = file("topology", "node-a1 leaf1\nnode-b1 leaf2\n");
+    CHECK(read_topology_file(path).at("node-b1") == "leaf2");
+  }
+  SECTION("a FIFO is refused without blocking") {
+    const std::string path = (dir / "fifo").string();
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    CHECK_THROWS_WITH(read_topology_file(path), "--topology: " + path + ": not a regular file");
+  }
+  SECTION("/dev/zero is refused") {
+    CHECK_THROWS_WITH(read_topology_file("/dev/zero"), "--topology: /dev/zero: not a regular file");
+  }
+  SECTION("a directory is named as one") {
+    CHECK_THROWS_WITH(read_topology_file(dir.string()),
+                      Catch::Contains("is a directory, not a regular file"));
+  }
+  SECTION("a file over the cap") {
+    const std::string path = file("big", std::string(kMaxTopologyBytes + 1, '#'));
+    CHECK_THROWS_WITH(read_topology_file(path), Catch::Contains("larger than 4 MiB"));
+  }
+  SECTION("a parse error keeps its line") {
+    const std::string path = file("bad", "a leaf1\nb\n");
+    CHECK_THROWS_WITH(read_topology_file(path), Catch::StartsWith("--topology: line 2"));
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
 }  // namespace preflight

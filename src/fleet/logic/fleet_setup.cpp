@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "model/bounded_input.hpp"
 #include "preflight/errors.hpp"
 
 namespace preflight {
@@ -140,6 +141,17 @@ std::map<std::string, std::string> parse_topology(const std::string& text) {
   }
   if (out.empty()) throw InvalidInput("--topology: the file names no host");
   return out;
+}
+
+std::map<std::string, std::string> read_topology_file(const std::string& path) {
+  try {
+    return parse_topology(read_bounded_file(path, kMaxTopologyBytes));
+  } catch (const InvalidInput& e) {
+    // The bounded reader names the file; parse_topology names the flag and the line.
+    const std::string what = e.what();
+    if (what.rfind("--topology", 0) == 0) throw;
+    throw InvalidInput("--topology: " + what);
+  }
 }
 
 std::vector<std::string> switches_of(const std::vector<std::string>& hosts,

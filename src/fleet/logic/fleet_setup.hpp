@@ -37,6 +37,10 @@ std::vector<std::size_t> parse_fleet_sizes(const std::string& text);
 // The topology file: one "HOST SWITCH" pair per line; '#' starts a comment; blank lines are
 // ignored. Throws InvalidInput naming the line.
 std::map<std::string, std::string> parse_topology(const std::string& text);
+// The --topology file read with bounds (regular file, non-blocking open, kMaxTopologyBytes) and
+// parsed: a FIFO, /dev/zero or a directory is InvalidInput naming the file, never a hang.
+inline constexpr std::size_t kMaxTopologyBytes = std::size_t{4} << 20;
+std::map<std::string, std::string> read_topology_file(const std::string& path);
 // Switch of every rank; a host missing from the map gets a switch of its own.
 std::vector<std::string> switches_of(const std::vector<std::string>& hosts,
                                      const std::map<std::string, std::string>& topology);

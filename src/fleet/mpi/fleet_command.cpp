@@ -1,8 +1,6 @@
 #include "fleet/mpi/fleet_command.hpp"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "fleet/logic/fleet_planner.hpp"
 #include "fleet/mpi/fleet_run.hpp"
@@ -62,14 +60,9 @@ void prepare(FleetRun& run) {
 
 // What only rank 0 reads. When it is wrong the other ranks have no way to know, so rank 0
 // ends the whole job (exit 2). Throws InvalidInput.
-void prepare_coordinator(const FleetArgs& args) {
-  if (!args.topology_path.empty()) {
-    std::ifstream file(args.topology_path);
-    if (!file) throw InvalidInput("--topology: cannot read '" + args.topology_path + "'");
-    std::stringstream text;
-    text << file.rdbuf();
-    parse_topology(text.str());  // read again by the coordinator; here only validated
-  }
+void prepare_coordinator(FleetRun& run) {
+  const FleetArgs& args = *run.args;
+  if (!args.topology_path.empty()) run.topology = read_topology_file(args.topology_path);
   if (!args.json_path.empty() && args.json_path != "-") {
     ensure_writable(args.json_path);
   }
@@ -126,7 +119,7 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
   }
   if (link->rank() == 0) {
     try {
-      prepare_coordinator(args);
+      prepare_coordinator(run);
     } catch (const InvalidInput& e) {
       std::fprintf(stderr, "preflight: %s\n", e.what());
       std::fflush(nullptr);

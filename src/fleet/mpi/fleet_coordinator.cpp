@@ -3,9 +3,7 @@
 // unresponsive. The verdict is written before anything a stuck rank could block.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "fleet/logic/fleet_planner.hpp"
 #include "fleet/logic/fleet_stats.hpp"
@@ -41,15 +39,6 @@ std::vector<std::optional<LocalReport>> collect_locals(FleetRun& run, const Loca
     --missing;
   }
   return locals;
-}
-
-std::vector<std::string> read_topology_switches(const FleetArgs& args,
-                                                const std::vector<std::string>& hosts) {
-  if (args.topology_path.empty()) return {};
-  std::ifstream file(args.topology_path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return switches_of(hosts, parse_topology(text.str()));
 }
 
 bool local_failed(const LocalSummary& s) {
@@ -109,7 +98,7 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
 
   FleetPlannerOptions options;
   options.group_size = args.group_size;
-  options.switch_of = read_topology_switches(args, hosts);
+  if (!run.topology.empty()) options.switch_of = switches_of(hosts, run.topology);
   FleetPlanner planner(world, options);
   std::set<int> unresponsive;
   for (int r = 0; r < world; ++r) {

@@ -3,6 +3,7 @@
 // its own faults, the time budget and the data transport. Rank 0 additionally coordinates
 // (fleet_coordinator.cpp); every rank runs its local checks (fleet_local.cpp) and serves its
 // groups (fleet_command.cpp).
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@ struct FleetRun {
   SteadyClock::time_point start;
   std::string started_at;
   std::string host;
+  std::map<std::string, std::string> topology;  // rank 0: --topology, read once, bounded
   // Outlive the local checks: the NCCL transport uses the collective engine, and a check thread
   // left behind may still use any of them.
   OwnedEngines engines;
