@@ -1,12 +1,14 @@
 #include "report/report_documents.hpp"
 
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "model/bounded_input.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/verdict.hpp"
+#include "report/linear_json.hpp"
 
 namespace preflight {
 
@@ -14,16 +16,53 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string read_all(const std::string& path) {
-  if (path == "-") {
-    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+std::string size_text(std::size_t bytes) {
+  return bytes % (1024 * 1024) == 0 ? std::to_string(bytes / (1024 * 1024)) + " MiB"
+                                    : std::to_string(bytes) + " bytes";
+}
+
+// read_bounded_file for stdin, which may be a pipe that never ends: read until EOF or one
+// buffer past the limit, never more.
+std::string read_bounded_stdin(std::size_t max_bytes) {
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw InvalidInput(std::string("report: stdin: cannot read: ") + std::strerror(errno));
+    }
+    if (n == 0) return text;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > max_bytes) {
+      throw InvalidInput("report: stdin: larger than " + size_text(max_bytes));
+    }
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput("report: " + path + ": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InvalidInput("report: " + path + ": read error");
-  return text.str();
+}
+
+// read_bounded_file with report's messages: "report: PATH: PROBLEM". A file that cannot be
+// opened has always been "cannot be read" here, and scripts and tests match that wording.
+std::string read_report_file(const std::string& path) {
+  try {
+    return read_bounded_file(path, kMaxReportDocumentBytes);
+  } catch (const InvalidInput& e) {
+    const std::string name = printable(path);
+    std::string problem = e.what();
+    if (problem.compare(0, name.size() + 2, name + ": ") == 0) problem.erase(0, name.size() + 2);
+    const std::string cannot_open = "cannot open: ";
+    if (problem.compare(0, cannot_open.size(), cannot_open) == 0) {
+      problem.replace(0, cannot_open.size(), "cannot be read: ");
+    }
+    throw InvalidInput("report: " + name + ": " + problem);
+  }
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] " tag, on one short line.
+std::string parser_message(const nlohmann::json::exception& e) {
+  std::string what = e.what();
+  const std::size_t bracket = what.find("] ");
+  if (bracket != std::string::npos) what.erase(0, bracket + 2);
+  return printable(what, 200);
 }
 
 // One value per line: a tab or newline inside a value would split it for `read`/awk.
@@ -38,7 +77,9 @@ std::string text_of(const Json& doc, const char* key) {
   const auto it = doc.find(key);
   if (it == doc.end() || it->is_null()) return "";
   if (it->is_string()) return it->get<std::string>();
-  return it->dump();
+  // Nesting is bounded by the reader, so dump's recursion is too; a string that is not UTF-8
+  // (possible only in a document built in memory) is written with U+FFFD, never thrown on.
+  return it->dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 bool has_entries(const Json& doc, const char* key) {
@@ -53,25 +94,44 @@ std::size_t count_of(const Json& doc, const char* key) {
 
 }  // namespace
 
-ReportDocument load_report_document(const std::string& path) {
-  ReportDocument d;
-  d.path = path;
-  const std::string text = read_all(path);
-  try {
-    d.doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw InvalidInput("report: " + path + ": not JSON (" + e.what() + ")");
+ReportDocument parse_report_document(std::string_view text, const std::string& origin) {
+  const std::string name = printable(origin);
+  // nlohmann's parser keeps its own stack, but dump() and the destructor's helpers recurse:
+  // a document of 60000 '[' must be refused before it is a tree.
+  if (json_nesting_depth(text, kMaxReportDocumentNesting) > kMaxReportDocumentNesting) {
+    throw InvalidInput("report: " + name + ": nesting deeper than " +
+                       std::to_string(kMaxReportDocumentNesting) + " levels");
   }
-  if (!d.doc.is_object()) throw InvalidInput("report: " + path + ": not a JSON object");
+  ReportDocument d;
+  d.path = origin;
+  try {
+    d.doc = parse_ordered_json(text);
+  } catch (const Json::parse_error& e) {
+    throw InvalidInput("report: " + name + ": not JSON (" + parser_message(e) + ")");
+  } catch (const nlohmann::json::exception& e) {
+    // Valid JSON the parser cannot hold: a number beyond a double (1e400) is out_of_range.
+    throw InvalidInput("report: " + name + ": unreadable JSON (" + parser_message(e) + ")");
+  }
+  if (!d.doc.is_object()) throw InvalidInput("report: " + name + ": not a JSON object");
   const std::string schema = text_of(d.doc, "schema");
   if (schema == kVerdictSchema) {
     d.kind = DocumentKind::node_verdict;
   } else if (schema == kFleetSchema) {
     d.kind = DocumentKind::fleet_verdict;
   } else {
-    throw InvalidInput("report: " + path + ": unknown schema '" + one_line(schema) +
+    throw InvalidInput("report: " + name + ": unknown schema '" + printable(schema) +
                        "' (known: " + std::string(kVerdictSchema) + ", " + kFleetSchema + ")");
   }
+  return d;
+}
+
+ReportDocument load_report_document(const std::string& path) {
+  const bool from_stdin = path == "-";
+  const std::string text =
+      from_stdin ? read_bounded_stdin(kMaxReportDocumentBytes) : read_report_file(path);
+  // Messages say "stdin"; the page and the `file` line keep "-" as it was given.
+  ReportDocument d = parse_report_document(text, from_stdin ? std::string("stdin") : path);
+  d.path = path;
   return d;
 }
 

@@ -6,7 +6,10 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -77,65 +80,128 @@ std::string pct(double percent) {
 
 // The worst finding of the check per (GPU entity, group), which colours that GPU's bar of the
 // group. A check that draws bars starts its messages about one group with it ("bf16: 7.2% slower
-// ..."); a finding whose message does not name one of the drawn groups that way (a CUDA error, a
-// hang) colours every bar of its GPU. Only the colour depends on this: the finding itself is in the
-// findings table.
-using WorstFinding = std::map<std::pair<std::string, std::string>, std::string>;
+// ..."); a finding whose message does not start with one of the drawn groups that way (a CUDA
+// error, a hang) colours every bar of its GPU. Only the colour depends on this: the finding
+// itself is in the findings table. Looked up by the text before the first colon, so a million
+// findings against many groups cost one lookup each (a group named with a colon, which no check
+// writes, is then never named by a message).
+struct WorstFindings {
+  std::map<std::pair<std::string, std::string>, std::string> by_group;
+  std::map<std::string, std::string> any_group;  // entity -> worst of its findings naming none
 
-WorstFinding worst_by_entity(const Json& findings, const std::vector<std::string>& groups) {
-  WorstFinding worst;
+  // "fail", "warn", or "" for the bar of `entity` in `group`.
+  std::string of(const std::string& entity, const std::string& group) const {
+    std::string worst;
+    if (const auto g = by_group.find({entity, group}); g != by_group.end()) worst = g->second;
+    if (const auto a = any_group.find(entity); a != any_group.end() && worst != "fail") {
+      worst = a->second;
+    }
+    return worst;
+  }
+};
+
+WorstFindings worst_by_entity(const Json& findings, const std::set<std::string>& groups) {
+  WorstFindings worst;
+  const auto worsen = [](std::string& w, const std::string& severity) {
+    if (w != "fail") w = severity;
+  };
   for (const Json& f : findings) {
     const std::string s = text(f, "severity");
     if (s != "fail" && s != "warn") continue;
     const std::string message = text(f, "message");
-    std::vector<std::string> hit;
-    for (const std::string& d : groups) {
-      if (message.compare(0, d.size() + 1, d + ":") == 0) hit.push_back(d);
-    }
-    for (const std::string& d : hit.empty() ? groups : hit) {
-      std::string& w = worst[{text(f, "entity"), d}];
-      if (w != "fail") w = s;
+    const std::size_t colon = message.find(':');
+    const std::string named = colon == std::string::npos ? "" : message.substr(0, colon);
+    if (!named.empty() && groups.count(named) != 0) {
+      worsen(worst.by_group[{text(f, "entity"), named}], s);
+    } else {
+      worsen(worst.any_group[text(f, "entity")], s);
     }
   }
   return worst;
 }
 
-std::string bar_group(const GroupBars& d, const std::string& unit, const WorstFinding& worst) {
+// One group's bars, each a row of `bars`; "" when the page has no room for the group's title.
+std::string bar_group(const GroupBars& d, const std::string& unit, const WorstFindings& worst,
+                      Rows& bars, PageBudget& budget) {
   double scale = d.node_median.value_or(0.0);
   for (const auto& [gpu, s] : d.gpus) {
     scale = std::max({scale, s.median.value_or(0.0), s.max.value_or(0.0)});
   }
-  std::string out = "<div class=\"bars\"><h4>" + escape(d.group);
+  const std::string group = escape(clipped(d.group));
+  std::string out = "<div class=\"bars\"><h4>" + group;
   if (d.node_median) {
     out += " <span class=\"meta\">node median " + format_number(d.node_median) + " " + unit +
            "</span>";
   }
   out += "</h4>\n";
+  if (!budget.take(out.size())) return "";
   for (const auto& [gpu, s] : d.gpus) {
+    if (!bars.open()) break;
     const std::string entity = "gpu" + std::to_string(gpu);
-    const auto w = worst.find({entity, d.group});
-    const char* tone = w == worst.end() ? "t-info" : tone_class(w->second);
-    out += "<div class=\"bar-row\"><span class=\"mono\">" + entity +
-           "</span><span class=\"bar-track\" title=\"" + entity + " " + escape(d.group) +
-           ": median " + format_number(s.median) + ", min " + format_number(s.min) + ", max " +
-           format_number(s.max) + " " + unit + "\">";
+    const std::string w = worst.of(entity, d.group);
+    const char* tone = w.empty() ? "t-info" : tone_class(w);
+    std::string row = "<div class=\"bar-row\"><span class=\"mono\">" + entity +
+                      "</span><span class=\"bar-track\" title=\"" + entity + " " + group +
+                      ": median " + format_number(s.median) + ", min " + format_number(s.min) +
+                      ", max " + format_number(s.max) + " " + unit + "\">";
     if (s.median) {
-      out += "<span class=\"bar " + std::string(tone) +
+      row += "<span class=\"bar " + std::string(tone) +
              "\" style=\"width:" + pct(share(*s.median, scale)) + "\"></span>";
     }
     if (s.min && s.max && *s.max >= *s.min) {
       const double left = share(*s.min, scale);
-      out += "<span class=\"bar-range\" style=\"left:" + pct(left) +
+      row += "<span class=\"bar-range\" style=\"left:" + pct(left) +
              ";width:" + pct(share(*s.max, scale) - left) + "\"></span>";
     }
     if (d.node_median) {
-      out += "<span class=\"bar-median\" style=\"left:" + pct(share(*d.node_median, scale)) +
+      row += "<span class=\"bar-median\" style=\"left:" + pct(share(*d.node_median, scale)) +
              "\"></span>";
     }
-    out += "</span><span class=\"bar-value\">" + format_number(s.median) + " " + unit +
+    row += "</span><span class=\"bar-value\">" + format_number(s.median) + " " + unit +
            "</span></div>\n";
+    bars.add(out, row);
   }
   return out + "</div>\n";
+}
+
+// The bar groups of one check under `spec`, in the order the metrics name them.
+std::vector<GroupBars> bar_groups(const Json& check, const BarChartSpec& spec) {
+  std::vector<GroupBars> groups;
+  std::map<std::string, std::size_t> index;  // group -> position in `groups`
+  const auto group = [&](const std::string& value) -> GroupBars& {
+    const auto [at, fresh] = index.emplace(value, groups.size());
+    if (fresh) groups.push_back(GroupBars{value, {}, std::nullopt});
+    return groups[at->second];
+  };
+  const Json& metrics = object(check, "metrics");
+  // The min and max of each bar are looked up by name: an index, not a scan of the metrics
+  // per bar, so a check with a million metrics costs a million steps, not a million squared.
+  std::unordered_map<std::string_view, const Json*> by_name;
+  for (auto it = metrics.begin(); it != metrics.end(); ++it) {
+    by_name.emplace(it.key(), &it.value());
+    long gpu = 0;
+    if (const std::string g = group_of_gpu_key(it.key(), spec.median, gpu); !g.empty()) {
+      group(g).gpus[gpu].median = number_of(it.value());
+    } else if (const std::string n = group_of_node_key(it.key(), spec.node); !n.empty()) {
+      group(n).node_median = number_of(it.value());
+    }
+  }
+  // min and max only for GPUs that have a median: they draw the range over its bar.
+  for (GroupBars& g : groups) {
+    const Labels labels = {{spec.group_label, g.group}};
+    const std::string min_name = with_labels(spec.min, labels);
+    const std::string max_name = with_labels(spec.max, labels);
+    for (auto& [gpu, s] : g.gpus) {
+      const std::string prefix = "gpu" + std::to_string(gpu) + ".";
+      if (const auto v = by_name.find(prefix + min_name); v != by_name.end()) {
+        s.min = number_of(*v->second);
+      }
+      if (const auto v = by_name.find(prefix + max_name); v != by_name.end()) {
+        s.max = number_of(*v->second);
+      }
+    }
+  }
+  return groups;
 }
 
 // " GB/s" after the legend's largest value; a unit that is a phrase ("1 yes, 0 no") in
@@ -145,7 +211,9 @@ std::string legend_unit(const std::string& unit) {
   return unit.find(' ') == std::string::npos ? " " + escape(unit) : " (" + escape(unit) + ")";
 }
 
-std::string heat_map(const std::string& check, const Json& m) {
+// One matrix as a heat-map table, its rows charged to the page; "" when the page has no room
+// for its head.
+std::string heat_map(const std::string& check, const Json& m, PageBudget& budget) {
   const std::string name = text(m, "name");
   const std::string unit = text(m, "unit");
   const Json& labels = array(m, "labels");
@@ -164,9 +232,14 @@ std::string heat_map(const std::string& check, const Json& m) {
     if (i >= values.size() || !values[i].is_array() || j >= values[i].size()) return std::nullopt;
     return number_of(values[i][j]);
   };
-  const auto label_at = [&labels](std::size_t i) {
-    return i < labels.size() ? text_of(labels[i]) : std::string();
-  };
+  // Each label is in a header and in the tooltip of every cell of its row and column:
+  // formatted once.
+  std::vector<std::string> label_cells, label_titles;
+  for (std::size_t i = 0; i < std::max(rows, cols); ++i) {
+    const std::string label = i < labels.size() ? text_of(labels[i]) : std::string();
+    label_cells.push_back(cell(label));
+    label_titles.push_back(escape(label));
+  }
   std::string out = "<figure><figcaption>" + cell(check) + ": " + cell(name) +
                     (unit.empty() ? "" : " (" + escape(unit) + ")") +
                     ", row to column</figcaption>\n";
@@ -179,28 +252,33 @@ std::string heat_map(const std::string& check, const Json& m) {
       }
     }
   }
-  if (rows == 0 || cols == 0) return out + "<p class=\"none\">Empty matrix.</p></figure>\n";
+  if (rows == 0 || cols == 0) {
+    out += "<p class=\"none\">Empty matrix.</p></figure>\n";
+    return budget.take(out.size()) ? out : "";
+  }
   // The scale starts at zero (or below, for negative figures): a pair at 60% of the others then
   // looks it, where a min-to-max scale would paint noise between equal links red and green.
   const double low = std::min(0.0, lo.value_or(0.0));
   const double high = hi.value_or(0.0);
   out += "<table class=\"heat\"><thead><tr><th>" + (unit.empty() ? "" : breakable(unit)) + "</th>";
-  for (std::size_t j = 0; j < cols; ++j) out += "<th>" + cell(label_at(j)) + "</th>";
+  for (std::size_t j = 0; j < cols; ++j) out += "<th>" + label_cells[j] + "</th>";
   out += "</tr></thead><tbody>\n";
-  for (std::size_t i = 0; i < rows; ++i) {
-    out += "<tr><th>" + cell(label_at(i)) + "</th>";
+  if (!budget.take(out.size())) return "";
+  Rows drawn(budget, rows);
+  for (std::size_t i = 0; i < rows && drawn.open(); ++i) {
+    std::string row = "<tr><th>" + label_cells[i] + "</th>";
     for (std::size_t j = 0; j < cols; ++j) {
       const std::optional<double> v = value_at(i, j);
       if (!v) {
-        out += "<td class=\"null\">-</td>";
+        row += "<td class=\"null\">-</td>";
         continue;
       }
       const double t = high > low ? (*v - low) / (high - low) : (high > 0 ? 1.0 : 0.0);
-      out += "<td style=\"" + heat_style(t) + "\" title=\"" + escape(label_at(i)) + " to " +
-             escape(label_at(j)) + ": " + format_number(v) +
-             (unit.empty() ? "" : " " + escape(unit)) + "\">" + format_number(v) + "</td>";
+      row += "<td style=\"" + heat_style(t) + "\" title=\"" + label_titles[i] + " to " +
+             label_titles[j] + ": " + format_number(v) + (unit.empty() ? "" : " " + escape(unit)) +
+             "\">" + format_number(v) + "</td>";
     }
-    out += "</tr>\n";
+    drawn.add(out, row + "</tr>\n");
   }
   out += "</tbody></table>\n<div class=\"legend\"><span>" + format_number(low) +
          "</span><span class=\"ramp\" style=\"background:" + heat_gradient() + "\"></span><span>" +
@@ -208,15 +286,19 @@ std::string heat_map(const std::string& check, const Json& m) {
          "</span><span class=\"swatch\"></span><span>no value (diagonal, not measured)</span>";
   if (!hi) out += "<span>: nothing measured</span>";
   out += "</div>";
-  if (rows < all_rows || cols < all_cols) {
-    out += "<p class=\"none\">Showing " + std::to_string(rows) + " of " + std::to_string(all_rows) +
-           " rows and " + std::to_string(cols) + " of " + std::to_string(all_cols) +
-           " columns.</p>";
+  if (drawn.shown() < all_rows || cols < all_cols) {
+    out += "<p class=\"none\">Showing " + std::to_string(drawn.shown()) + " of " +
+           std::to_string(all_rows) + " rows and " + std::to_string(cols) + " of " +
+           std::to_string(all_cols) + " columns" +
+           (drawn.shown() < rows ? ": the page reached its size limit" : "") + ".</p>";
   }
   return out + "</figure>\n";
 }
 
-std::string metrics_of_check(const Json& check, const FigureCatalogue& catalogue) {
+// The metrics of one check not drawn as bars, in a collapsed <details>; "" when there are none
+// or the page has no room for its head.
+std::string metrics_of_check(const Json& check, const FigureCatalogue& catalogue,
+                             PageBudget& budget) {
   const std::string name = text(check, "name");
   const CheckFigures* declared = figures_of(catalogue, name);
   const Json& metrics = object(check, "metrics");
@@ -224,7 +306,7 @@ std::string metrics_of_check(const Json& check, const FigureCatalogue& catalogue
   std::vector<std::string> figures;
   std::map<std::string, std::map<long, const Json*>> per_gpu;
   std::map<long, bool> gpus;
-  std::vector<std::pair<std::string, const Json*>> others;
+  std::vector<std::pair<std::string_view, const Json*>> others;
   std::size_t shown = 0;
   for (auto it = metrics.begin(); it != metrics.end(); ++it) {
     if (drawn_as_bar(declared, it.key())) continue;
@@ -242,106 +324,114 @@ std::string metrics_of_check(const Json& check, const FigureCatalogue& catalogue
   if (shown == 0) return "";
   std::string out =
       "<details><summary>Metrics: " + cell(name) + " (" + std::to_string(shown) + ")</summary>\n";
+  if (!budget.take(out.size())) return "";
   if (!others.empty()) {
     out += "<table><thead><tr><th>Metric</th><th class=\"num\">Value</th></tr></thead><tbody>\n";
+    Rows rows(budget, budget.max_rows());
     for (const auto& [key, value] : others) {
-      out += "<tr><td class=\"mono\">" + breakable(key) + "</td><td class=\"num\">" +
-             format_number(number_of(*value)) + "</td></tr>\n";
+      if (!rows.open()) break;
+      rows.add(out, "<tr><td class=\"mono\">" + breakable(clipped(key)) +
+                        "</td><td class=\"num\">" + format_number(number_of(*value)) +
+                        "</td></tr>\n");
     }
-    out += "</tbody></table>\n";
+    out += rows.more_row(others.size(), 2) + "</tbody></table>\n";
   }
   if (!figures.empty()) {
-    out += "<table><thead><tr><th>Metric</th>";
+    // As many GPU columns as a matrix has: a node has a few dozen GPUs.
+    std::vector<long> columns;
     for (const auto& [gpu, unused] : gpus) {
-      out += "<th class=\"num\">gpu" + std::to_string(gpu) + "</th>";
+      if (columns.size() == kMaxMatrixSide) break;
+      columns.push_back(gpu);
     }
+    out += "<table><thead><tr><th>Metric</th>";
+    for (const long gpu : columns) out += "<th class=\"num\">gpu" + std::to_string(gpu) + "</th>";
     out += "</tr></thead><tbody>\n";
+    Rows rows(budget, budget.max_rows());
     for (const std::string& figure : figures) {
-      out += "<tr><td class=\"mono\">" + breakable(figure) + "</td>";
-      const auto& row = per_gpu[figure];
-      for (const auto& [gpu, unused] : gpus) {
-        const auto v = row.find(gpu);
-        out += "<td class=\"num\">" +
-               (v == row.end() ? std::string("<span class=\"none\">-</span>")
-                               : format_number(number_of(*v->second))) +
+      if (!rows.open()) break;
+      std::string row = "<tr><td class=\"mono\">" + breakable(clipped(figure)) + "</td>";
+      const auto& values = per_gpu[figure];
+      for (const long gpu : columns) {
+        const auto v = values.find(gpu);
+        row += "<td class=\"num\">" +
+               (v == values.end() ? std::string("<span class=\"none\">-</span>")
+                                  : format_number(number_of(*v->second))) +
                "</td>";
       }
-      out += "</tr>\n";
+      rows.add(out, row + "</tr>\n");
     }
-    out += "</tbody></table>\n";
+    out += rows.more_row(figures.size(), static_cast<int>(columns.size()) + 1) +
+           "</tbody></table>\n" + budget.more_note(gpus.size() - columns.size(), kMaxMatrixSide);
   }
   return out + "</details>\n";
 }
 
 }  // namespace
 
-std::string bar_charts(const Json& checks, const FigureCatalogue& figures) {
+std::string bar_charts(const Json& checks, const FigureCatalogue& figures, PageBudget& budget) {
   std::string out;
   for (const CheckFigures& declared : figures) {
     if (!declared.bars) continue;
     const BarChartSpec& spec = *declared.bars;
     std::string charts;
+    Rows bars(budget, budget.max_rows());
+    std::size_t total = 0;  // bars of every matching check, drawn or not
     for (const Json& check : checks) {
       if (text(check, "name") != declared.check) continue;
-      std::vector<GroupBars> groups;
-      const auto group = [&groups](const std::string& value) -> GroupBars& {
-        for (GroupBars& g : groups) {
-          if (g.group == value) return g;
-        }
-        groups.push_back(GroupBars{value, {}, std::nullopt});
-        return groups.back();
-      };
-      const Json& metrics = object(check, "metrics");
-      for (auto it = metrics.begin(); it != metrics.end(); ++it) {
-        long gpu = 0;
-        if (const std::string g = group_of_gpu_key(it.key(), spec.median, gpu); !g.empty()) {
-          group(g).gpus[gpu].median = number_of(it.value());
-        } else if (const std::string n = group_of_node_key(it.key(), spec.node); !n.empty()) {
-          group(n).node_median = number_of(it.value());
-        }
-      }
-      // min and max only for GPUs that have a median: they draw the range over its bar.
-      for (GroupBars& g : groups) {
-        const Labels labels = {{spec.group_label, g.group}};
-        const std::string min_name = with_labels(spec.min, labels);
-        const std::string max_name = with_labels(spec.max, labels);
-        for (auto& [gpu, s] : g.gpus) {
-          const std::string prefix = "gpu" + std::to_string(gpu) + ".";
-          if (const Json* v = member(metrics, (prefix + min_name).c_str())) s.min = number_of(*v);
-          if (const Json* v = member(metrics, (prefix + max_name).c_str())) s.max = number_of(*v);
-        }
-      }
-      std::vector<std::string> names;
-      for (const GroupBars& g : groups) names.push_back(g.group);
-      const WorstFinding worst = worst_by_entity(array(check, "findings"), names);
+      const std::vector<GroupBars> groups = bar_groups(check, spec);
+      for (const GroupBars& g : groups) total += g.gpus.size();
+      if (!bars.open()) continue;
+      std::set<std::string> names;
+      for (const GroupBars& g : groups) names.insert(g.group);
+      const WorstFindings worst = worst_by_entity(array(check, "findings"), names);
       for (const GroupBars& g : groups) {
-        if (!g.gpus.empty()) charts += bar_group(g, spec.unit, worst);
+        if (!g.gpus.empty() && bars.open()) charts += bar_group(g, spec.unit, worst, bars, budget);
       }
     }
-    if (!charts.empty()) {
+    if (total > 0) {
       out += "<h3>" + escape(spec.title) + "</h3>\n<p class=\"meta\">" + escape(spec.legend) +
-             "</p>\n" + charts;
+             "</p>\n" + charts + bars.more_note(total);
     }
   }
   return out;
 }
 
-std::string matrix_heat_maps(const Json& checks) {
+std::string matrix_heat_maps(const Json& checks, PageBudget& budget) {
   std::string out;
+  Rows maps(budget, budget.max_rows());
+  std::size_t total = 0;
   for (const Json& check : checks) {
-    for (const Json& m : array(check, "matrices")) out += heat_map(text(check, "name"), m);
+    for (const Json& m : array(check, "matrices")) {
+      ++total;
+      if (!maps.open()) continue;
+      const std::string map = heat_map(text(check, "name"), m, budget);
+      if (!map.empty()) maps.add_charged(out, map);
+    }
   }
-  if (out.empty()) return "";
+  if (total == 0) return "";
   return "<h3>Matrices</h3>\n<p class=\"meta\">Colour scaled per matrix from 0 to its largest "
          "value: green at the largest, yellow at 80% of it, red at half and below.</p>\n" +
-         out;
+         out + maps.more_note(total);
 }
 
-std::string metrics_details(const Json& checks, const FigureCatalogue& figures) {
+std::string metrics_details(const Json& checks, const FigureCatalogue& figures,
+                            PageBudget& budget) {
   std::string out;
-  for (const Json& check : checks) out += metrics_of_check(check, figures);
-  if (out.empty()) return "";
-  return "<h3>Metrics</h3>\n" + out;
+  Rows shown(budget, budget.max_rows());
+  std::size_t left_out = 0;  // checks with metrics that were not shown
+  for (const Json& check : checks) {
+    if (shown.open()) {
+      const std::string part = metrics_of_check(check, figures, budget);
+      if (!part.empty()) {
+        shown.add_charged(out, part);
+        continue;
+      }
+      if (!budget.spent()) continue;  // no metrics besides the bars; else no room for them
+    }
+    left_out += object(check, "metrics").empty() ? 0 : 1;
+  }
+  if (out.empty() && left_out == 0) return "";
+  return "<h3>Metrics</h3>\n" + out + budget.more_note(left_out, shown.limit());
 }
 
 }  // namespace preflight::html

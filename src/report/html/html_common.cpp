@@ -10,6 +10,81 @@
 
 namespace preflight::html {
 
+std::string size_text(std::size_t bytes) {
+  constexpr std::size_t kMiB = 1024 * 1024;
+  return bytes % kMiB == 0 ? std::to_string(bytes / kMiB) + " MiB"
+                           : std::to_string(bytes) + " bytes";
+}
+
+std::string clipped(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  // Back off continuation bytes (10xxxxxx) so no character is cut in half.
+  std::size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end)) + " [... " + std::to_string(text.size() - end) +
+         " more bytes not shown]";
+}
+
+PageBudget::PageBudget(std::size_t max_bytes, std::size_t max_rows, std::size_t max_fleet_nodes)
+    : max_bytes_(max_bytes),
+      left_(max_bytes),
+      max_rows_(max_rows),
+      max_fleet_nodes_(max_fleet_nodes) {}
+
+bool PageBudget::take(std::size_t bytes) {
+  if (spent_ || bytes > left_) {
+    spent_ = true;
+    return false;
+  }
+  left_ -= bytes;
+  return true;
+}
+
+void PageBudget::charge(std::size_t bytes) {
+  left_ -= std::min(left_, bytes);
+}
+
+std::string PageBudget::more_text(std::size_t more, std::size_t limit) const {
+  return std::to_string(more) + " more not shown: at most " + std::to_string(limit) + " here and " +
+         size_text(max_bytes_) + " per page";
+}
+
+std::string PageBudget::more_row(std::size_t more, std::size_t limit, int columns) const {
+  if (more == 0) return "";
+  return "<tr><td class=\"none\" colspan=\"" + std::to_string(columns) + "\">" +
+         more_text(more, limit) + "</td></tr>\n";
+}
+
+std::string PageBudget::more_note(std::size_t more, std::size_t limit) const {
+  if (more == 0) return "";
+  return "<p class=\"none\">" + more_text(more, limit) + "</p>\n";
+}
+
+bool Rows::add(std::string& out, const std::string& row) {
+  if (!open() || !budget_.take(row.size())) return false;
+  out += row;
+  ++shown_;
+  return true;
+}
+
+void Rows::add_charged(std::string& out, const std::string& part) {
+  out += part;
+  ++shown_;
+}
+
+std::string Rows::more_row(std::size_t total, int columns) const {
+  return budget_.more_row(total > shown_ ? total - shown_ : 0, limit_, columns);
+}
+
+std::string Rows::more_note(std::size_t total) const {
+  return budget_.more_note(total > shown_ ? total - shown_ : 0, limit_);
+}
+
+std::string more_in_cell(std::size_t more) {
+  if (more == 0) return "";
+  return " <span class=\"none\">... " + std::to_string(more) + " more not shown</span>";
+}
+
 std::string escape(std::string_view text) {
   std::string out;
   out.reserve(text.size() + text.size() / 8);
@@ -52,7 +127,7 @@ const Json* member(const Json& object, const char* key) {
 }
 
 std::string text_of(const Json& value) {
-  return value.is_string() ? value.get<std::string>() : std::string();
+  return value.is_string() ? clipped(value.get_ref<const std::string&>()) : std::string();
 }
 
 std::string text(const Json& object, const char* key) {
@@ -212,10 +287,14 @@ std::string drill_badge() {
 }
 
 std::string command_line_details(const Json& doc, const std::string& summary) {
+  const Json& words = array(doc, "argv");
   std::string argv;
-  for (const Json& a : array(doc, "argv")) argv += (argv.empty() ? "" : " ") + text_of(a);
-  return "<details><summary>" + summary + "</summary><p><code>" + cell(argv) +
-         "</code></p></details>\n";
+  std::size_t shown = 0;
+  for (; shown < words.size() && shown < kMaxCellItems; ++shown) {
+    argv += (argv.empty() ? "" : " ") + text_of(words[shown]);
+  }
+  return "<details><summary>" + summary + "</summary><p><code>" + cell(clipped(argv)) +
+         more_in_cell(words.size() - shown) + "</code></p></details>\n";
 }
 
 namespace {

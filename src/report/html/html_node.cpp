@@ -55,7 +55,7 @@ std::string value_with_unit(const Json& finding, const char* key) {
   return breakable(format_number(v) + (unit.empty() ? "" : " " + unit));
 }
 
-std::string system_part(const Json& doc) {
+std::string system_part(const Json& doc, PageBudget& budget) {
   const Json& sys = object(doc, "system");
   const Json& gpus = array(sys, "gpus");
   std::string out = "<h3>System</h3>\n<table><tbody>\n";
@@ -69,16 +69,18 @@ std::string system_part(const Json& doc) {
   out +=
       "<table><thead><tr><th class=\"num\">GPU</th><th>Name</th><th>UUID</th>"
       "<th>PCI bus id</th><th>Serial</th></tr></thead><tbody>\n";
+  Rows rows(budget, budget.max_rows());
   for (const Json& g : gpus) {
-    out += "<tr><td class=\"num\">" + format_integer(integer(g, "index")) + "</td><td>" +
-           cell(text(g, "name")) + "</td><td class=\"mono\">" + cell(text(g, "uuid")) +
-           "</td><td class=\"mono\">" + cell(text(g, "pci_bus_id")) + "</td><td class=\"mono\">" +
-           cell(text(g, "serial")) + "</td></tr>\n";
+    if (!rows.open()) break;
+    rows.add(out, "<tr><td class=\"num\">" + format_integer(integer(g, "index")) + "</td><td>" +
+                      cell(text(g, "name")) + "</td><td class=\"mono\">" + cell(text(g, "uuid")) +
+                      "</td><td class=\"mono\">" + cell(text(g, "pci_bus_id")) +
+                      "</td><td class=\"mono\">" + cell(text(g, "serial")) + "</td></tr>\n");
   }
-  return out + "</tbody></table>\n";
+  return out + rows.more_row(gpus.size(), 5) + "</tbody></table>\n";
 }
 
-std::string passes_part(const Json& doc) {
+std::string passes_part(const Json& doc, PageBudget& budget) {
   const Json& passes = array(doc, "passes");
   if (passes.empty()) return "";
   const BurnIn b = burn_in_of(doc);
@@ -104,11 +106,13 @@ std::string passes_part(const Json& doc) {
       "<th class=\"num\">Exit</th><th>Started (UTC)</th><th class=\"num\">Duration</th>"
       "<th>Reason</th><th class=\"num\">Fail/warn findings</th></tr></thead><tbody>\n";
   std::string details;
+  Rows rows(budget, budget.max_rows());
   for (const Json& p : passes) {
+    if (!rows.open()) break;
     const std::optional<long long> index = integer(p, "index");
     const bool first_fail = index && b.first_failed && *index == *b.first_failed;
-    out += first_fail ? "<tr class=\"first-fail\">" : "<tr>";
-    out += "<td class=\"num\">" + format_integer(index) + "</td><td class=\"nowrap\">" +
+    std::string row = first_fail ? "<tr class=\"first-fail\">" : "<tr>";
+    row += "<td class=\"num\">" + format_integer(index) + "</td><td class=\"nowrap\">" +
            badge(text(p, "verdict")) + (first_fail ? " <strong>first failure</strong>" : "") +
            "</td><td class=\"num\">" + format_integer(integer(p, "exit_code")) +
            "</td><td class=\"time\">" + cell(text(p, "started_at")) + "</td><td class=\"num\">" +
@@ -116,19 +120,25 @@ std::string passes_part(const Json& doc) {
            "</td><td class=\"num\">" +
            std::to_string(serious_findings(array(p, "findings"), array(p, "checks"))) +
            "</td></tr>\n";
+    if (!rows.add(out, row)) break;
+    // The details of a pass whose row is shown; their tables charge their own rows.
     details += "<details><summary>Pass " + format_integer(index) + ": checks and findings" +
-               "</summary>\n" + checks_table(array(p, "checks")) +
-               findings_table(array(p, "findings"), array(p, "checks")) + "</details>\n";
+               "</summary>\n" + checks_table(array(p, "checks"), budget) +
+               findings_table(array(p, "findings"), array(p, "checks"), budget) + "</details>\n";
   }
-  return out + "</tbody></table>\n" + details;
+  return out + rows.more_row(passes.size(), 7) + "</tbody></table>\n" + details;
 }
 
 std::string drill_banner(const Json& doc) {
   if (!is_drill(doc)) return "";
+  const Json& faults = array(doc, "injected_faults");
   std::string specs;
-  for (const Json& s : array(doc, "injected_faults")) {
-    specs += (specs.empty() ? "" : ", ") + std::string("<code>") + cell(text_of(s)) + "</code>";
+  std::size_t shown = 0;
+  for (; shown < faults.size() && shown < kMaxCellItems; ++shown) {
+    specs += (specs.empty() ? "" : ", ") + std::string("<code>") + cell(text_of(faults[shown])) +
+             "</code>";
   }
+  specs += more_in_cell(faults.size() - shown);
   return "<div class=\"banner\">" + drill_badge() +
          " <strong>Drill:</strong> this run injected faults" + (specs.empty() ? "" : ": " + specs) +
          ". Findings marked injected were produced by the drill, not by the hardware.</div>\n";
@@ -180,57 +190,68 @@ bool is_drill(const Json& doc) {
                      [&](const Json& c) { return marked(array(c, "findings")); });
 }
 
-std::string checks_table(const Json& checks) {
+std::string checks_table(const Json& checks, PageBudget& budget) {
   if (checks.empty()) return "<p class=\"none\">No checks recorded.</p>\n";
   std::string out =
       "<table class=\"wide\"><thead><tr><th>Check</th><th>Status</th>"
       "<th class=\"num\">Time</th><th>Summary</th><th>Skip reason</th><th>Findings</th>"
       "</tr></thead><tbody>\n";
+  Rows rows(budget, budget.max_rows());
   for (const Json& c : checks) {
-    out += "<tr><td><strong>" + cell(text(c, "name")) + "</strong></td><td>" +
-           badge(text(c, "status")) + "</td><td class=\"num\">" +
-           format_seconds(number(c, "duration_s")) + "</td><td>" + cell(text(c, "summary")) +
-           "</td><td>" + cell(text(c, "skip_reason")) + "</td><td>" +
-           cell(finding_counts(array(c, "findings"))) + "</td></tr>\n";
+    if (!rows.open()) break;
+    rows.add(out, "<tr><td><strong>" + cell(text(c, "name")) + "</strong></td><td>" +
+                      badge(text(c, "status")) + "</td><td class=\"num\">" +
+                      format_seconds(number(c, "duration_s")) + "</td><td>" +
+                      cell(text(c, "summary")) + "</td><td>" + cell(text(c, "skip_reason")) +
+                      "</td><td>" + cell(finding_counts(array(c, "findings"))) + "</td></tr>\n");
   }
-  return out + "</tbody></table>\n";
+  return out + rows.more_row(checks.size(), 6) + "</tbody></table>\n";
 }
 
-std::string findings_table(const Json& run_findings, const Json& checks) {
+std::string findings_table(const Json& run_findings, const Json& checks, PageBudget& budget) {
+  // Only pointers and the rank: a verdict may hold a million findings, and all of them are
+  // ordered although at most max_rows are shown.
   struct Row {
     const Json* finding;
-    std::string check;
+    const Json* check;  // nullptr: a run-level finding
+    int rank;
   };
   std::vector<Row> rows;
-  for (const Json& f : run_findings) rows.push_back({&f, "run"});
+  for (const Json& f : run_findings) {
+    rows.push_back({&f, nullptr, severity_rank(text(f, "severity"))});
+  }
   for (const Json& c : checks) {
-    for (const Json& f : array(c, "findings")) rows.push_back({&f, text(c, "name")});
+    for (const Json& f : array(c, "findings")) {
+      rows.push_back({&f, &c, severity_rank(text(f, "severity"))});
+    }
   }
   if (rows.empty()) return "<p class=\"none\">No findings.</p>\n";
   // Worst first; stable, so the order within a severity is the document's (the reason's).
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return severity_rank(text(*a.finding, "severity")) <
-           severity_rank(text(*b.finding, "severity"));
-  });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.rank < b.rank; });
   std::string out =
       "<table class=\"wide\"><thead><tr><th>Severity</th><th>Check</th><th>Entity</th>"
       "<th>Code</th><th>Message</th><th class=\"val\">Value</th><th class=\"val\">Threshold</th>"
       "<th>Remediation</th></tr></thead><tbody>\n";
+  Rows shown(budget, budget.max_rows());
   for (const Row& r : rows) {
+    if (!shown.open()) break;
     const Json& f = *r.finding;
-    out += "<tr><td class=\"nowrap\">" + badge(text(f, "severity"));
-    if (boolean(f, "injected").value_or(false)) out += " " + drill_badge();
-    out += "</td><td>" + cell(r.check) + "</td><td class=\"mono\">" + cell(text(f, "entity")) +
-           "</td><td class=\"mono\">" + cell(text(f, "code")) + "</td><td>" +
-           cell(text(f, "message")) + "</td><td class=\"val\">" + value_with_unit(f, "value") +
-           "</td><td class=\"val\">" + value_with_unit(f, "threshold") + "</td><td>" +
-           cell(text(f, "remediation")) + "</td></tr>\n";
+    std::string row = "<tr><td class=\"nowrap\">" + badge(text(f, "severity"));
+    if (boolean(f, "injected").value_or(false)) row += " " + drill_badge();
+    row += "</td><td>" + cell(r.check ? text(*r.check, "name") : "run") +
+           "</td><td class=\"mono\">" + cell(text(f, "entity")) + "</td><td class=\"mono\">" +
+           cell(text(f, "code")) + "</td><td>" + cell(text(f, "message")) +
+           "</td><td class=\"val\">" + value_with_unit(f, "value") + "</td><td class=\"val\">" +
+           value_with_unit(f, "threshold") + "</td><td>" + cell(text(f, "remediation")) +
+           "</td></tr>\n";
+    shown.add(out, row);
   }
-  return out + "</tbody></table>\n";
+  return out + shown.more_row(rows.size(), 8) + "</tbody></table>\n";
 }
 
 std::string node_section(const ReportDocument& document, std::size_t n,
-                         const FigureCatalogue& figures) {
+                         const FigureCatalogue& figures, PageBudget& budget) {
   const Json& doc = document.doc;
   const std::string host = text(doc, "host");
   const Json& tool = object(doc, "tool");
@@ -251,14 +272,14 @@ std::string node_section(const ReportDocument& document, std::size_t n,
   if (b.passes > 0) {
     out += "<p class=\"reason\">Burn-in: " + burn_in_text(b) + "</p>\n";
   }
-  out += system_part(doc);
-  out += passes_part(doc);
+  out += system_part(doc, budget);
+  out += passes_part(doc, budget);
   const Json& checks = array(doc, "checks");
-  out += "<h3>Checks</h3>\n" + checks_table(checks);
-  out += "<h3>Findings</h3>\n" + findings_table(array(doc, "findings"), checks);
-  out += bar_charts(checks, figures);
-  out += matrix_heat_maps(checks);
-  out += metrics_details(checks, figures);
+  out += "<h3>Checks</h3>\n" + checks_table(checks, budget);
+  out += "<h3>Findings</h3>\n" + findings_table(array(doc, "findings"), checks, budget);
+  out += bar_charts(checks, figures, budget);
+  out += matrix_heat_maps(checks, budget);
+  out += metrics_details(checks, figures, budget);
   out += command_line_details(doc, "Command line") + "</section>\n";
   return out;
 }
