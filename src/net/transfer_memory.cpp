@@ -62,8 +62,8 @@ class HostMemory final : public TransferMemory {
   }
 
   void abandon() override {
-    source_.release();
-    destination_.release();
+    source_.abandon();
+    destination_.abandon();
   }
 
  private:

@@ -28,10 +28,10 @@ struct VerbsEndpoint {
 
   // Leaks the verbs objects (see verbs_resources.hpp).
   void abandon() {
-    qp.release();
-    cq.release();
-    pd.release();
-    context.release();
+    qp.abandon();
+    cq.abandon();
+    pd.abandon();
+    context.abandon();
   }
 };
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <utility>
 
+#include "model/abandoned.hpp"
 #include "net/verbs_library.hpp"
 
 namespace preflight {
@@ -48,6 +49,8 @@ class VerbsHandle {
   T* get() const noexcept { return handle_; }
   explicit operator bool() const noexcept { return handle_ != nullptr; }
   T* release() noexcept { return std::exchange(handle_, nullptr); }
+  // Gives the object up without destroying it (see above), marked as a deliberate leak.
+  void abandon() noexcept { mark_abandoned(release()); }
   void reset() noexcept {
     if (handle_ == nullptr || destroy_ == nullptr) return;
     const int code = verbs_status(destroy_(release()));
@@ -138,6 +141,9 @@ class HostBuffer {
     size_ = 0;
     return std::exchange(memory_, nullptr);
   }
+  // Gives the memory up without freeing it (a device may still write into it), marked as a
+  // deliberate leak.
+  void abandon() noexcept { mark_abandoned(release()); }
 
  private:
   void* memory_ = nullptr;

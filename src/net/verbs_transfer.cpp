@@ -64,8 +64,8 @@ struct Session {
   void abandon() {
     sender.abandon();
     receiver.abandon();
-    source_mr.release();
-    destination_mr.release();
+    source_mr.abandon();
+    destination_mr.abandon();
     if (memory) memory->abandon();
   }
 };
