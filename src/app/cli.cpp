@@ -125,7 +125,9 @@ void add_fleet_options(CLI::App& fleet, FleetArgs& args, std::string& profile) {
   fleet
       .add_option("--inject-fault", args.inject_faults,
                   "KIND[:VALUE]@node=R, repeatable: allgather-corrupt, allgather-hang, "
-                  "allgather-slow:FACTOR, local-fail (docs/fleet.md)")
+                  "allgather-slow:FACTOR, local-fail; hostile peers (R > 0): "
+                  "peer-malformed:local|report, peer-oversized:local|report, peer-freeze, "
+                  "peer-die (docs/fleet.md)")
       ->allow_extra_args(false);
   fleet.add_flag("--no-color{false}", args.colour, "no colours in the table");
 }

@@ -248,7 +248,7 @@ TEST_CASE("run: list --json describes checks, profiles and fault kinds", "[list]
       CHECK(k["targets"] == json::array({"node"}));
     }
   }
-  CHECK(fleet_kinds == 4);
+  CHECK(fleet_kinds == 8);
 
   // Each kind says what VALUE it takes, so a script can build a valid spec from the list.
   std::map<std::string, json> values;

@@ -1,12 +1,23 @@
 // `preflight fleet --transport host` for real under mpirun, several ranks on this machine (each
 // rank is one node): the planner, the rounds, the deadlines, the attribution and the verdict,
 // with the all-gathers done by MPI on the CPUs. Each test asserts that the verdict names
-// exactly the injected nodes.
+// exactly the injected nodes, and that no process of the run is left behind.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/subprocess.hpp"
@@ -16,49 +27,106 @@ namespace {
 
 using nlohmann::json;
 
+// The processes whose command line holds `marker` (a run's own temporary folder, which every
+// rank has in its --json path), this test process excluded.
+std::vector<pid_t> processes_with(const std::string& marker) {
+  std::vector<pid_t> out;
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == getpid()) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+    // A zombie has an empty command line: it is gone but for its exit status.
+    if (cmdline.find(marker) != std::string::npos) out.push_back(pid);
+  }
+  return out;
+}
+
+// What is left of a run once mpirun has returned: polls until no process holds the marker, up
+// to `within_s`, then SIGKILLs what remains (a stopped process too) and returns it. The test
+// harness kills only the process it started (mpirun) at its own timeout, never the ranks, so
+// every run ends here whatever happened.
+std::vector<pid_t> survivors_killed(const std::string& marker, double within_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(within_s);
+  while (true) {
+    const std::vector<pid_t> left = processes_with(marker);
+    if (left.empty()) return left;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      for (pid_t pid : left) kill(pid, SIGKILL);
+      return left;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+struct FleetLaunch {
+  int ranks = 4;
+  std::vector<std::string> args;         // after `preflight fleet --transport host ...`
+  std::vector<std::string> mpirun_args;  // after mpirun's own
+  double timeout_s = 120;                // the harness's limit on mpirun
+  bool profile_checks = false;           // the whole quick profile, not inventory alone
+};
+
 struct FleetRun {
   RunResult process;
-  json verdict;
+  std::optional<json> verdict;  // rank 0's, when it wrote one
+  std::vector<pid_t> survivors;
 };
 
 // Runs an N-rank fleet with a quick local phase (inventory only, no GPU expected; with
-// `profile_checks` the whole quick profile) and returns the exit status and rank 0's verdict.
-FleetRun run_fleet(int ranks, const std::vector<std::string>& extra, double timeout_s = 120,
-                   bool profile_checks = false) {
+// `profile_checks` the whole quick profile) and returns the exit status, rank 0's verdict and
+// the processes of the run still there after mpirun returned.
+FleetRun launch_fleet(const FleetLaunch& launch) {
   TempDir dir;
-  std::vector<std::string> argv{MPIEXEC_BINARY,
-                                "--allow-run-as-root",
-                                "--oversubscribe",
-                                "-np",
-                                std::to_string(ranks),
-                                preflight_binary(),
-                                "fleet",
-                                "--transport",
-                                "host",
-                                "--expect-gpus",
-                                "0",
-                                "--json",
-                                dir.file("fleet.json")};
-  if (!profile_checks) argv.insert(argv.end(), {"--checks", "inventory"});
+  std::vector<std::string> argv{MPIEXEC_BINARY, "--allow-run-as-root", "--oversubscribe"};
+  argv.insert(argv.end(), launch.mpirun_args.begin(), launch.mpirun_args.end());
+  argv.insert(argv.end(),
+              {"-np", std::to_string(launch.ranks), preflight_binary(), "fleet", "--transport",
+               "host", "--expect-gpus", "0", "--json", dir.file("fleet.json")});
+  if (!launch.profile_checks) argv.insert(argv.end(), {"--checks", "inventory"});
   // Ranks share two cores here: bandwidth is noisy, so only a clear slowdown counts as slow
   // unless the test sets its own factor.
+  const auto& extra = launch.args;
   if (std::find(extra.begin(), extra.end(), "--slow-factor") == extra.end()) {
     argv.insert(argv.end(), {"--slow-factor", "0.3"});
   }
   argv.insert(argv.end(), extra.begin(), extra.end());
-  RunOptions options = no_gpu_options(timeout_s);
+  RunOptions options = no_gpu_options(launch.timeout_s);
   // Shared memory between ranks of one machine; no network probing in a container.
   options.env.push_back({"OMPI_MCA_btl", "self,vader"});
   options.env.push_back({"OMPI_MCA_btl_vader_single_copy_mechanism", "none"});
   options.env.push_back({"OMPI_MCA_rmaps_base_oversubscribe", "1"});
   FleetRun out;
   out.process = run_process(argv, options);
-  INFO(out.process.describe() << "\nstdout:\n"
-                              << out.process.out << "\nstderr:\n"
-                              << out.process.err);
-  REQUIRE(path_exists(dir.file("fleet.json")));
-  out.verdict = parse_json(read_file(dir.file("fleet.json")), "fleet verdict");
+  out.survivors = survivors_killed(dir.path(), 5.0);
+  if (path_exists(dir.file("fleet.json"))) {
+    out.verdict = parse_json(read_file(dir.file("fleet.json")), "fleet verdict");
+  }
   return out;
+}
+
+std::string describe(const FleetRun& r) {
+  return r.process.describe() + "\nstdout:\n" + r.process.out + "\nstderr:\n" + r.process.err +
+         "\nverdict:\n" + (r.verdict ? r.verdict->dump(2) : "(none)");
+}
+
+struct FleetVerdictRun {
+  RunResult process;
+  json verdict;
+};
+
+// A run that must write its verdict and leave no process behind.
+FleetVerdictRun run_fleet(int ranks, const std::vector<std::string>& extra, double timeout_s = 120,
+                          bool profile_checks = false) {
+  const FleetRun r = launch_fleet({ranks, extra, {}, timeout_s, profile_checks});
+  INFO(describe(r));
+  CHECK(r.survivors.empty());
+  REQUIRE(r.verdict);
+  return {r.process, *r.verdict};
 }
 
 std::set<int> ranks_of(const json& list) {
@@ -195,6 +263,125 @@ TEST_CASE("fleet host: bad input ends every rank with exit 2 and one line") {
   CHECK_THAT(r.err, Catch::Contains("node 7 is not in this fleet of 3 ranks"));
   // Printed by rank 0 only.
   CHECK(r.err.find("node 7") == r.err.rfind("node 7"));
+}
+
+// Hostile and broken peers (docs/fleet.md#hostile-and-broken-peers): rank 0 names exactly the
+// rank that misbehaved, within the run's --timeout, and no process of the run survives it.
+namespace {
+
+constexpr double kHostileTimeout = 40;
+// Beyond --timeout: mpirun's start and its end after MPI_Abort, on a loaded machine.
+constexpr double kMargin = 10;
+
+struct HostileCase {
+  int ranks;
+  std::string spec;
+  int rank;            // the rank the spec names
+  std::string reason;  // in its node reasons
+  int exit_code;       // mpirun's
+  std::vector<std::string> mpirun_args;
+};
+
+void check_hostile(const HostileCase& c) {
+  const FleetRun r = launch_fleet(
+      {c.ranks,
+       {"--inject-fault", c.spec, "--timeout", std::to_string(static_cast<int>(kHostileTimeout))},
+       c.mpirun_args,
+       kHostileTimeout + 60});
+  INFO(describe(r));
+  CHECK(r.process.exit_code == c.exit_code);
+  CHECK(r.process.elapsed_s < kHostileTimeout + kMargin);
+  CHECK(r.survivors.empty());
+  REQUIRE(r.verdict);
+  const json& v = *r.verdict;
+  CHECK(v.at("exit_code") == 1);
+  CHECK(ranks_of(v.at("faulty")) == std::set<int>{c.rank});
+  CHECK(v.at("ambiguous").empty());
+  CHECK(v.at("bad_pairs").empty());
+  CHECK(v.at("injected_faults") == json::array({c.spec}));
+  const json& node = v.at("nodes").at(c.rank);
+  CHECK(node.at("verdict") == "faulty");
+  CHECK_THAT(node.at("reasons").dump(), Catch::Contains(c.reason));
+  // The job ends by MPI_Abort after the verdict: a misbehaving rank cannot hold MPI_Finalize.
+  CHECK_THAT(v.at("notes").dump(), Catch::Contains("MPI_Abort"));
+  for (int rank = 0; rank < c.ranks; ++rank) {
+    if (rank != c.rank) CHECK(node_verdict(v, rank) == "healthy");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fleet hostile: a local report claiming the number of another rank") {
+  check_hostile(
+      {4, "peer-malformed:local@node=2", 2, "sent a local report that claims to be rank 0", 1, {}});
+}
+
+TEST_CASE("fleet hostile: a round report that is not JSON") {
+  check_hostile(
+      {4, "peer-malformed:report@node=1", 1, "sent a malformed report in round 1", 1, {}});
+}
+
+TEST_CASE("fleet hostile: an oversized local report is dropped unread") {
+  check_hostile({5,
+                 "peer-oversized:local@node=3",
+                 3,
+                 "sent an oversized message as its local report (16777216 bytes; the limit is "
+                 "1048576)",
+                 1,
+                 {}});
+}
+
+TEST_CASE("fleet hostile: an oversized round report is dropped unread") {
+  check_hostile({6,
+                 "peer-oversized:report@node=4",
+                 4,
+                 "sent an oversized message as its report in round 1",
+                 1,
+                 {}});
+}
+
+TEST_CASE("fleet hostile: a rank stopped by SIGSTOP mid-round is unresponsive and killed") {
+  check_hostile({4, "peer-freeze@node=1", 1, "did not report in round 1 (unresponsive)", 1, {}});
+}
+
+// mpirun ends the whole job when a rank dies, unless told not to (docs/fleet.md#launching); then
+// rank 0 names the dead rank, and mpirun's status is the dead rank's (SIGKILL: 137).
+TEST_CASE("fleet hostile: a rank killed mid-round is unresponsive") {
+  check_hostile({6,
+                 "peer-die@node=2",
+                 2,
+                 "did not report in round 1 (unresponsive)",
+                 137,
+                 {"--mca", "orte_abort_on_non_zero_status", "0"}});
+}
+
+TEST_CASE("fleet hostile: without that setting mpirun ends the job at once, leaving nothing") {
+  const FleetRun r =
+      launch_fleet({4, {"--inject-fault", "peer-die@node=2", "--timeout", "40"}, {}, 100});
+  INFO(describe(r));
+  CHECK(r.process.exit_code == 137);
+  CHECK(r.process.elapsed_s < 20);
+  CHECK(r.survivors.empty());
+  // Rank 0 is killed with the others before its round ends: no verdict.
+  CHECK_FALSE(r.verdict);
+}
+
+// read_topology_file reads with bounds: a FIFO or an endless file is bad input on rank 0, which
+// ends every rank at once (MPI_Abort with exit 2), not a hang of the whole fleet.
+TEST_CASE("fleet: --topology naming a FIFO or /dev/zero ends every rank with exit 2") {
+  TempDir fifo_dir;
+  const std::string fifo = fifo_dir.file("topology.fifo");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    INFO("--topology " << path);
+    const FleetRun r = launch_fleet({4, {"--topology", path}, {}, 60});
+    INFO(describe(r));
+    CHECK(r.process.exit_code == 2);
+    CHECK(r.process.elapsed_s < 15);
+    CHECK(r.survivors.empty());
+    CHECK_FALSE(r.verdict);
+    CHECK_THAT(r.process.err, Catch::Contains("preflight: --topology: " + path));
+  }
 }
 
 }  // namespace preflight::test

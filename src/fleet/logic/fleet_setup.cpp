@@ -25,6 +25,12 @@ FaultKindSpec node_kind(std::string kind, FaultValue value, std::string descript
   return k;
 }
 
+FaultKindSpec word_kind(std::string kind, std::string description) {
+  FaultKindSpec k = node_kind(std::move(kind), FaultValue::word, std::move(description));
+  k.words = {"local", "report"};
+  return k;
+}
+
 std::string trim(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r");
   if (first == std::string::npos) return {};
@@ -45,6 +51,20 @@ std::vector<FaultKindSpec> fleet_fault_kinds() {
                 "of their speed"),
       node_kind("local-fail", FaultValue::none,
                 "the node's local checks report a failure, so it is kept out of the rounds"),
+      // Hostile and broken peers (docs/fault-injection.md#fleet-kinds): what rank 0 must
+      // survive from another rank without crashing, hanging or believing it.
+      word_kind("peer-malformed",
+                "the node sends rank 0 a malformed message instead of its local report (local: "
+                "one claiming another rank's number) or of its round report (report: not JSON)"),
+      word_kind("peer-oversized",
+                "the node sends rank 0 a message 16 times the protocol's size limit instead of "
+                "its local report (local) or of its round report (report)"),
+      node_kind("peer-freeze", FaultValue::none,
+                "the node stops itself (SIGSTOP) when its first round starts, after its local "
+                "report"),
+      node_kind("peer-die", FaultValue::none,
+                "the node kills itself (SIGKILL) when its first round starts, after its local "
+                "report"),
   };
 }
 
@@ -63,6 +83,12 @@ std::vector<InjectedFault> parse_fleet_faults(const std::vector<std::string>& sp
                          " is not in this fleet of " + std::to_string(world_size) + " ranks (0.." +
                          std::to_string(world_size - 1) + ")");
     }
+    // Rank 0 is the one that must survive the others; it sends itself nothing to garble.
+    if (f.kind.rfind("peer-", 0) == 0 && f.target.index == 0) {
+      throw InvalidInput("--inject-fault '" + spec +
+                         "': rank 0 coordinates the fleet; the peer-* drills apply to ranks 1.." +
+                         std::to_string(world_size - 1));
+    }
     out.push_back(std::move(f));
   }
   return out;
@@ -77,6 +103,13 @@ NodeFaults faults_for_rank(const std::vector<InjectedFault>& faults, int rank) {
     if (f.kind == "allgather-hang") out.hang = true;
     if (f.kind == "allgather-slow") out.slow_factor = std::min(out.slow_factor, *f.number);
     if (f.kind == "local-fail") out.local_fail = true;
+    if (f.kind == "peer-malformed" || f.kind == "peer-oversized") {
+      const PeerMessage sent =
+          f.kind == "peer-malformed" ? PeerMessage::malformed : PeerMessage::oversized;
+      (f.word == "local" ? out.local_message : out.report_message) = sent;
+    }
+    if (f.kind == "peer-freeze") out.freeze = true;
+    if (f.kind == "peer-die") out.die = true;
   }
   return out;
 }

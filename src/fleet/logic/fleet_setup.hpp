@@ -13,8 +13,13 @@
 
 namespace preflight {
 
-// allgather-corrupt, allgather-hang, allgather-slow:FACTOR and local-fail, all @node=R.
+// allgather-corrupt, allgather-hang, allgather-slow:FACTOR, local-fail, and the hostile peers
+// peer-malformed:local|report, peer-oversized:local|report, peer-freeze and peer-die, all
+// @node=R.
 std::vector<FaultKindSpec> fleet_fault_kinds();
+
+// What a hostile peer sends rank 0 in place of an honest message.
+enum class PeerMessage { honest, malformed, oversized };
 
 // The faults aimed at one rank.
 struct NodeFaults {
@@ -22,7 +27,11 @@ struct NodeFaults {
   bool hang = false;
   double slow_factor = 1.0;
   bool local_fail = false;
-  std::vector<std::string> specs;  // as given, for the local verdict
+  PeerMessage local_message = PeerMessage::honest;   // instead of its local report
+  PeerMessage report_message = PeerMessage::honest;  // instead of each round report
+  bool freeze = false;                               // SIGSTOP when its first round starts
+  bool die = false;                                  // SIGKILL when its first round starts
+  std::vector<std::string> specs;                    // as given, for the local verdict
 };
 // Parses every spec against fleet_fault_kinds(); a node index outside the fleet is bad input.
 // Throws InvalidInput.

@@ -1,5 +1,6 @@
 #include "fleet/mpi/fleet_command.hpp"
 
+#include <csignal>
 #include <cstdio>
 
 #include "fleet/logic/fleet_planner.hpp"
@@ -68,6 +69,36 @@ void prepare_coordinator(FleetRun& run) {
   }
 }
 
+// The hostile-peer drills (peer-malformed, peer-oversized): what this rank sends rank 0 in place
+// of an honest message. `honest` is returned as it is when the drill does not apply.
+std::string drill_message(PeerMessage drill, bool local_report, const FleetRun& run,
+                          std::string honest) {
+  if (drill == PeerMessage::oversized) {
+    // Never parsed by rank 0: its size alone must get it dropped.
+    return std::string(16 * kMaxControlMessageBytes, '[');
+  }
+  if (drill == PeerMessage::malformed && local_report) {
+    // Well-formed, but claiming to be rank 0: rank 0 must take MPI's word for the sender.
+    LocalReport lie;
+    lie.rank = 0;
+    lie.host = run.host;
+    lie.local.verdict = "pass";
+    return encode(lie);
+  }
+  if (drill == PeerMessage::malformed) {
+    // Not JSON at all: a NUL, invalid UTF-8 and an object cut short.
+    std::string garbage(1, '\0');
+    garbage += "\xff\xfe{\"round\": [[[[\"status\": ";
+    return garbage;
+  }
+  return honest;
+}
+
+void send_local_report(FleetRun& run, const LocalReport& report) {
+  run.link->send_text(0, FleetTag::local,
+                      drill_message(run.mine.local_message, true, run, encode(report)));
+}
+
 // The life of a rank other than 0: answer assignments until rank 0 says it is done. A rank
 // that hears nothing until well past the fleet's deadline gives up on its own.
 FleetExit serve(FleetRun& run) {
@@ -82,13 +113,19 @@ FleetExit serve(FleetRun& run) {
       return {kExitUnhealthy, run.threads_abandoned, true};
     }
     const auto a = decode_assignment(message->text);
-    if (!a) continue;
+    // Only rank 0 sends assignments, but a garbled one must not make this rank crash or
+    // take part in a group that cannot exist.
+    if (!a || !assignment_problem(*a, run.link->size(), run.link->rank()).empty()) continue;
     if (a->done) return {a->exit_code, run.threads_abandoned, false};
+    // The drills of a node that stops answering, or dies, once its first round has started.
+    if (run.mine.freeze) std::raise(SIGSTOP);
+    if (run.mine.die) std::raise(SIGKILL);
     WorkReport report;
     report.round = a->round;
     report.work = run.transport->run(task_for(run, *a));
     if (report.work.thread_abandoned) run.threads_abandoned = true;
-    run.link->send_text(0, FleetTag::report, encode(report));
+    run.link->send_text(0, FleetTag::report,
+                        drill_message(run.mine.report_message, false, run, encode(report)));
   }
 }
 
@@ -139,7 +176,7 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
   if (link->rank() == 0) {
     end = coordinate(run, local.report);
   } else {
-    link->send_text(0, FleetTag::local, encode(local.report));
+    send_local_report(run, local.report);
     end = serve(run);
   }
   std::fflush(nullptr);

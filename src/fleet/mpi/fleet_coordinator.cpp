@@ -3,6 +3,7 @@
 // unresponsive. The verdict is written before anything a stuck rank could block.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "fleet/logic/fleet_planner.hpp"
@@ -22,23 +23,50 @@ std::string format_s(double seconds) {
   return text;
 }
 
-// The local results of every rank, waiting until the local phase's deadline.
-std::vector<std::optional<LocalReport>> collect_locals(FleetRun& run, const LocalReport& own) {
-  std::vector<std::optional<LocalReport>> locals(static_cast<std::size_t>(run.link->size()));
-  locals[0] = own;
-  int missing = run.link->size() - 1;
+struct LocalResults {
+  std::vector<std::optional<LocalReport>> reports;  // by rank; empty: none taken
+  std::map<int, std::string> misbehaving;           // rank -> how it broke the protocol
+};
+
+// The local results of every rank, waiting until the local phase's deadline. A rank whose
+// message cannot be taken as it stands is settled at once: it is misbehaving, and nothing it
+// claimed is kept.
+LocalResults collect_locals(FleetRun& run, const LocalReport& own) {
+  const int world = run.link->size();
+  LocalResults out;
+  out.reports.resize(static_cast<std::size_t>(world));
+  out.reports[0] = own;
+  int missing = world - 1;
   const auto deadline = run.at(run.timing.local_collect_s);
   while (missing > 0) {
     const auto message = run.link->receive_text(-1, FleetTag::local, deadline);
     if (!message) break;
-    auto report = decode_local(message->text);
     // The sender is MPI's word, not the message's.
-    if (!report || message->source <= 0 || locals[message->source]) continue;
-    report->rank = message->source;
-    locals[message->source] = std::move(*report);
+    const int source = message->source;
+    if (source <= 0 || source >= world || out.misbehaving.count(source) > 0) continue;
+    std::string problem = message_problem(*message, "local report");
+    std::optional<LocalReport> report;
+    if (problem.empty()) {
+      report = decode_local(message->text);
+      if (!report) {
+        problem = "sent a malformed local report";
+      } else if (const std::string why = local_report_problem(*report, source, world);
+                 !why.empty()) {
+        problem = "sent a local report that " + why;
+      } else if (out.reports[source]) {
+        problem = "sent two local reports";
+      }
+    }
+    if (!problem.empty()) {
+      if (!out.reports[source]) --missing;
+      out.reports[source].reset();
+      out.misbehaving[source] = problem;
+      continue;
+    }
+    out.reports[source] = std::move(*report);
     --missing;
   }
-  return locals;
+  return out;
 }
 
 bool local_failed(const LocalSummary& s) {
@@ -77,7 +105,11 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   v.local_timeout_s = run.timing.local_s;
   for (const auto& f : run.faults) v.injected_faults.push_back(f.spec);
 
-  const auto locals = collect_locals(run, own);
+  const LocalResults collected = collect_locals(run, own);
+  const auto& locals = collected.reports;
+  // Ranks that broke the protocol: faulty, kept out of the rounds, and what they send next is
+  // ignored. A rank cannot be trusted to finalize either, so the job then ends by MPI_Abort.
+  std::map<int, std::string> misbehaving = collected.misbehaving;
   std::vector<std::string> hosts;
   std::vector<int> gpus;
   for (int r = 0; r < world; ++r) {
@@ -88,7 +120,9 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
       node.local = locals[r]->local;
       gpus.push_back(locals[r]->gpus);
     } else {
-      node.host = "rank" + std::to_string(r);
+      // No host name it gave can be taken (it sent none, or broke the protocol): empty, as
+      // docs/fleet-verdict.md says, so no made-up name reaches `exclude`.
+      node.host.clear();
       node.local.verdict = "missing";
       gpus.push_back(0);
     }
@@ -102,7 +136,10 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   FleetPlanner planner(world, options);
   std::set<int> unresponsive;
   for (int r = 0; r < world; ++r) {
-    if (!locals[r]) {
+    if (const auto bad = misbehaving.find(r); bad != misbehaving.end()) {
+      planner.exclude(r, bad->second);
+      v.notes.push_back("rank " + std::to_string(r) + " " + bad->second);
+    } else if (!locals[r]) {
       unresponsive.insert(r);
       planner.exclude(
           r, "no local result within " + format_s(run.timing.local_collect_s) + " (unresponsive)");
@@ -112,6 +149,11 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
     }
   }
 
+  const auto shunned = [&] {
+    std::set<int> out = unresponsive;
+    for (const auto& [r, why] : misbehaving) out.insert(r);
+    return out;
+  };
   RoundDriver driver(run, gpus);
   bool any_timeout = false;
   // A fleet of one node has no partner, but with NCCL its all-gather across its own GPUs still
@@ -121,7 +163,7 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
     RoundPlan plan;
     plan.index = 1;
     plan.groups.push_back(GroupPlan{{0}});
-    RoundResult round = driver.run_round(plan, unresponsive);
+    RoundResult round = driver.run_round(plan, shunned());
     solo = round.reports.front();
     any_timeout = round.any_timeout;
     v.rounds.push_back(std::move(round.record));
@@ -137,8 +179,13 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
                         "); the nodes still suspected are ambiguous");
       break;
     }
-    RoundResult round = driver.run_round(*plan, unresponsive);
+    RoundResult round = driver.run_round(*plan, shunned());
     planner.record(round.reports);
+    for (const auto& [r, why] : round.misbehaving) {
+      if (!misbehaving.emplace(r, why).second) continue;
+      planner.exclude(r, why);
+      v.notes.push_back("rank " + std::to_string(r) + " " + why);
+    }
     for (int r : round.newly_unresponsive) {
       unresponsive.insert(r);
       planner.exclude(r,
@@ -182,7 +229,7 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   std::vector<int> measured;
   std::vector<std::vector<std::pair<std::string, double>>> figures;
   for (int r = 0; r < world; ++r) {
-    if (!locals[r] || local_failed(locals[r]->local)) continue;
+    if (!locals[r] || local_failed(locals[r]->local) || misbehaving.count(r) > 0) continue;
     measured.push_back(r);
     figures.push_back(locals[r]->local.figures);
   }
@@ -193,14 +240,15 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   }
 
   FleetExit end;
-  // A rank that stopped answering cannot take part in MPI_Finalize: the job ends by MPI_Abort,
-  // after the verdict. (Timed-out groups alone do not need it: their ranks are alive, and the
-  // messages nobody received do not hold MPI_Finalize.)
-  end.abort_job = !unresponsive.empty();
+  // A rank that stopped answering cannot take part in MPI_Finalize, and one that broke the
+  // protocol cannot be trusted to: the job ends by MPI_Abort, after the verdict. (Timed-out
+  // groups alone do not need it: their ranks are alive, and the messages nobody received do
+  // not hold MPI_Finalize.)
+  end.abort_job = !unresponsive.empty() || !misbehaving.empty();
   if (end.abort_job) {
     v.notes.push_back(
-        "after this verdict the MPI job is ended with MPI_Abort (a rank stopped answering), so "
-        "no rank can hang in MPI_Finalize");
+        "after this verdict the MPI job is ended with MPI_Abort (a rank stopped answering or "
+        "broke the protocol), so no rank can hang in MPI_Finalize");
   }
   v.duration_s = Seconds(SteadyClock::now() - run.start).count();
   finalize_fleet_verdict(v);
@@ -213,12 +261,15 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
     end.code = kExitInternalError;
   }
 
-  // Only now release the other ranks: a stuck one can no longer cost the verdict.
-  Assignment done;
-  done.done = true;
-  done.exit_code = end.code;
-  for (int r = 1; r < world; ++r) {
-    if (unresponsive.count(r) == 0) run.link->send_text(r, FleetTag::assignment, encode(done));
+  // Only now release the other ranks: a stuck one can no longer cost the verdict. Not when the
+  // job ends by MPI_Abort: released ranks would wait in MPI_Finalize for the stuck one, and an
+  // abort reaching ranks inside MPI_Finalize crashes or hangs Open MPI 4.1's mpirun in its own
+  // clean-up (measured: exit 139, or no exit). Still polling for an assignment, they just end.
+  if (!end.abort_job) {
+    Assignment done;
+    done.done = true;
+    done.exit_code = end.code;
+    for (int r = 1; r < world; ++r) run.link->send_text(r, FleetTag::assignment, encode(done));
   }
   end.threads_abandoned = run.threads_abandoned || driver.threads_abandoned();
   return end;

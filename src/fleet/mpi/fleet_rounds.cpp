@@ -15,6 +15,21 @@ std::string describe_rank(int rank) {
 
 }  // namespace
 
+std::string message_problem(const ReceivedMessage& message, const std::string& what) {
+  switch (message.problem) {
+    case ReceivedMessage::Problem::oversized:
+      return "sent an oversized message as its " + what + " (" +
+             (message.claimed_bytes < 0 ? std::string("over 2 GiB")
+                                        : std::to_string(message.claimed_bytes) + " bytes") +
+             "; the limit is " + std::to_string(kMaxControlMessageBytes) + ")";
+    case ReceivedMessage::Problem::incomplete:
+      return "stopped in the middle of sending its " + what;
+    case ReceivedMessage::Problem::none:
+      break;
+  }
+  return {};
+}
+
 std::vector<int> blamed_members(const std::vector<int>& members,
                                 const std::vector<const GroupWork*>& works) {
   std::vector<int> blamed;
@@ -39,7 +54,7 @@ std::vector<int> blamed_members(const std::vector<int>& members,
   return blamed;
 }
 
-RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& unresponsive) {
+RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& shunned) {
   MpiLink& link = *run_.link;
   RoundResult out;
   out.record.index = plan.index;
@@ -59,6 +74,7 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& u
     a.seed = kSeedBase + static_cast<std::uint64_t>(plan.index);
     a.group_timeout_s = group_s;
     for (int m : a.members) {
+      rounds_of_[m].insert(plan.index);
       if (m == 0) {
         own_group = static_cast<int>(g);
       } else {
@@ -89,16 +105,46 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& u
   const auto deadline =
       round_start + std::chrono::duration_cast<SteadyClock::duration>(
                         std::chrono::duration<double>(group_s + run_.timing.report_slack_s));
+  const std::string in_round = " in round " + std::to_string(plan.index);
+  std::map<int, std::string> flagged;  // rank -> how it broke the protocol this round
   while (awaited > 0) {
     const auto message = link.receive_text(-1, FleetTag::report, deadline);
     if (!message) break;
-    auto report = decode_work(message->text);
-    // A report of an earlier round that arrived late is no evidence for this one.
-    if (!report || report->round != plan.index) continue;
-    const auto it = where.find(message->source);
-    if (it == where.end()) continue;
+    const int source = message->source;
+    if (source <= 0 || shunned.count(source) > 0 || flagged.count(source) > 0) continue;
+    std::string problem = message_problem(*message, "report" + in_round);
+    std::optional<WorkReport> report;
+    if (problem.empty()) {
+      report = decode_work(message->text);
+      if (!report) problem = "sent a malformed report" + in_round;
+    }
+    const auto it = where.find(source);
+    if (report && report->round < plan.index) {
+      // A late report of a round that timed out is no evidence now, and no lie either when the
+      // sender was in that round.
+      if (rounds_of_[source].count(report->round) > 0) continue;
+      problem =
+          "sent a report for round " + std::to_string(report->round) + ", which it was not in";
+    } else if (report && report->round > plan.index) {
+      problem = "sent a report for round " + std::to_string(report->round) + ", which had not " +
+                "started," + in_round;
+    } else if (report && it == where.end()) {
+      problem = "sent a report" + in_round + ", which it was not in";
+    } else if (report && works[it->second.first][it->second.second]) {
+      problem = "sent two reports" + in_round;
+    } else if (report) {
+      const std::string why =
+          work_report_problem(*report, source, plan.groups[it->second.first].members);
+      if (!why.empty()) problem = "sent a report" + in_round + " that " + why;
+    }
+    if (!problem.empty()) {
+      flagged[source] = problem;
+      out.misbehaving.emplace_back(source, problem);
+      // Nothing more is awaited from it; a second report's sender was counted already.
+      if (it != where.end() && !works[it->second.first][it->second.second]) --awaited;
+      continue;
+    }
     auto& slot = works[it->second.first][it->second.second];
-    if (slot) continue;
     if (report->work.thread_abandoned) threads_abandoned_ = true;
     slot = std::move(report->work);
     --awaited;
@@ -116,17 +162,23 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& u
     int total_gpus = 0;
     std::vector<const GroupWork*> present;
     std::string missing;
+    std::string broke;  // a member that broke the protocol: its data is no evidence
     std::string error;
     std::string timeout;
     double min_busbw = -1;
     bool corrupt = false;
     for (std::size_t i = 0; i < members.size(); ++i) {
       total_gpus += gpus_[members[i]];
+      if (const auto f = flagged.find(members[i]); f != flagged.end()) {
+        if (broke.empty()) broke = describe_rank(members[i]) + " " + f->second;
+        present.push_back(nullptr);
+        continue;
+      }
       const auto& w = works[g][i];
       present.push_back(w ? &*w : nullptr);
       if (!w) {
         missing += (missing.empty() ? "" : ", ") + describe_rank(members[i]);
-        if (unresponsive.count(members[i]) == 0) out.newly_unresponsive.push_back(members[i]);
+        if (shunned.count(members[i]) == 0) out.newly_unresponsive.push_back(members[i]);
         continue;
       }
       record.duration_s = std::max(record.duration_s, w->seconds);
@@ -146,6 +198,9 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& u
       report.outcome = GroupOutcome::timeout;
       report.detail = "no report from " + missing + " within the round";
       out.any_timeout = true;
+    } else if (!broke.empty()) {
+      report.outcome = GroupOutcome::fail;
+      report.detail = broke;
     } else if (!error.empty()) {
       report.outcome = GroupOutcome::fail;
       report.detail = error;

@@ -10,6 +10,7 @@
 
 #include "fleet/mpi/mpi_link.hpp"
 #include "fleet/mpi/transport.hpp"
+#include "model/abandoned.hpp"
 
 namespace preflight {
 
@@ -124,7 +125,7 @@ class HostTransport final : public GroupTransport {
           for (auto& r : exchange->requests) {
             if (r != MPI_REQUEST_NULL) MPI_Cancel(&r);
           }
-          exchange.release();
+          mark_abandoned(exchange.release());  // MPI may still write into it
           work.seconds = Seconds(SteadyClock::now() - start).count();
           return work;
         }
@@ -159,25 +160,6 @@ class HostTransport final : public GroupTransport {
 };
 
 }  // namespace
-
-std::string_view to_string(GroupWorkStatus s) {
-  switch (s) {
-    case GroupWorkStatus::ok:
-      return "ok";
-    case GroupWorkStatus::error:
-      return "error";
-    case GroupWorkStatus::timeout:
-      return "timeout";
-  }
-  return "error";
-}
-
-std::optional<GroupWorkStatus> parse_group_work_status(std::string_view text) {
-  for (auto s : {GroupWorkStatus::ok, GroupWorkStatus::error, GroupWorkStatus::timeout}) {
-    if (to_string(s) == text) return s;
-  }
-  return std::nullopt;
-}
 
 void fill_contribution(unsigned char* data, std::size_t bytes, std::uint64_t seed, int rank) {
   const std::size_t words = bytes / 8;

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "model/abandoned.hpp"
+
 namespace preflight {
 
 struct MpiLink::PendingSend {
@@ -27,6 +29,44 @@ std::string mpi_error_text(int code) {
 void check_mpi(int code, const char* what) {
   if (code != MPI_SUCCESS)
     throw std::runtime_error(std::string(what) + ": " + mpi_error_text(code));
+}
+
+// A matched message must be received (MPI_Mrecv/MPI_Imrecv) to leave MPI's queues. It is taken
+// with a non-blocking receive polled against `give_up`, because a sender can stop half-way
+// through a message larger than MPI's eager size, and a blocking receive would then wait
+// forever. An oversized message goes into a scratch buffer of a few bytes: MPI reports the
+// truncation and discards the rest, so nothing of the size the sender claims is allocated.
+void take_matched(MPI_Message& message, int count, std::size_t max_bytes,
+                  SteadyClock::time_point give_up, std::chrono::microseconds tick,
+                  ReceivedMessage& out) {
+  const bool oversized = count < 0 || static_cast<std::size_t>(count) > max_bytes;
+  // Owned until MPI is done with it; leaked (never freed) when the sender never finishes.
+  auto buffer =
+      std::make_unique<std::vector<char>>(oversized ? 8 : static_cast<std::size_t>(count));
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (MPI_Imrecv(buffer->data(), static_cast<int>(buffer->size()), MPI_BYTE, &message, &request) !=
+      MPI_SUCCESS) {
+    out.problem =
+        oversized ? ReceivedMessage::Problem::oversized : ReceivedMessage::Problem::incomplete;
+    return;
+  }
+  while (true) {
+    int done = 0;
+    // MPI_ERR_TRUNCATE for the oversized one is expected: the request is complete all the same.
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done || request == MPI_REQUEST_NULL) break;
+    if (SteadyClock::now() >= give_up) {
+      mark_abandoned(buffer.release());  // MPI may still write into it
+      out.problem = ReceivedMessage::Problem::incomplete;
+      return;
+    }
+    std::this_thread::sleep_for(tick);
+  }
+  if (oversized) {
+    out.problem = ReceivedMessage::Problem::oversized;
+    return;
+  }
+  out.text.assign(buffer->begin(), buffer->end());
 }
 
 }  // namespace
@@ -77,39 +117,27 @@ bool MpiLink::progress_sends() {
   return pending_.empty();
 }
 
-bool MpiLink::try_receive(int source, int tag, std::vector<unsigned char>& out) {
-  int found = 0;
-  MPI_Message message;
-  MPI_Status status;
-  const int from = source < 0 ? MPI_ANY_SOURCE : source;
-  if (MPI_Improbe(from, tag, MPI_COMM_WORLD, &found, &message, &status) != MPI_SUCCESS || !found) {
-    return false;
-  }
-  int count = 0;
-  MPI_Get_count(&status, MPI_BYTE, &count);
-  out.resize(static_cast<std::size_t>(count));
-  // A matched message is already here: this receive does not wait on anyone.
-  MPI_Mrecv(out.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-  return true;
-}
-
 std::optional<ReceivedMessage> MpiLink::receive(int source, int tag,
                                                 SteadyClock::time_point deadline,
+                                                std::size_t max_bytes,
                                                 std::chrono::microseconds tick) {
-  std::vector<unsigned char> bytes;
   while (true) {
     int found = 0;
     MPI_Message message;
     MPI_Status status;
     const int from = source < 0 ? MPI_ANY_SOURCE : source;
     if (MPI_Improbe(from, tag, MPI_COMM_WORLD, &found, &message, &status) == MPI_SUCCESS && found) {
-      int count = 0;
-      MPI_Get_count(&status, MPI_BYTE, &count);
-      bytes.resize(static_cast<std::size_t>(count));
-      MPI_Mrecv(bytes.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
       ReceivedMessage out;
       out.source = status.MPI_SOURCE;
-      out.text.assign(bytes.begin(), bytes.end());
+      int count = 0;
+      // MPI_UNDEFINED (negative) when the message holds more bytes than an int counts.
+      if (MPI_Get_count(&status, MPI_BYTE, &count) != MPI_SUCCESS) count = MPI_UNDEFINED;
+      out.claimed_bytes = count < 0 ? -1 : count;
+      // The grace is per message, not the caller's deadline: a sender stuck half-way must not
+      // keep the other ranks' messages waiting until the end of a phase.
+      take_matched(message, count, max_bytes, SteadyClock::now() + kMessageCompletionGrace, tick,
+                   out);
+      progress_sends();
       return out;
     }
     progress_sends();
@@ -121,7 +149,7 @@ std::optional<ReceivedMessage> MpiLink::receive(int source, int tag,
 bool MpiLink::drain_sends(SteadyClock::time_point deadline) {
   while (!progress_sends()) {
     if (SteadyClock::now() >= deadline) {
-      for (auto& p : pending_) p.release();  // deliberately leaked, see the header
+      for (auto& p : pending_) mark_abandoned(p.release());  // see the header
       pending_.clear();
       return false;
     }

@@ -26,9 +26,24 @@ using Seconds = std::chrono::duration<double>;
 enum class FleetTag : int { local = 1, assignment = 2, report = 3, unique_id = 4 };
 inline constexpr int kDataTagBase = 100;
 
+// The largest control message any rank accepts (docs/fleet.md#never-hanging). The largest honest
+// one, a local report, is a few KiB, and its encoder keeps it under this. A message MPI says is
+// larger is received into a scratch buffer of a few bytes (MPI truncates it) and dropped: what a
+// peer claims never decides what the receiver allocates.
+inline constexpr std::size_t kMaxControlMessageBytes = std::size_t{1} << 20;
+// A message already matched must still arrive: its sender gets this long to deliver the rest
+// (milliseconds between live ranks), even past the caller's deadline; then the receive is
+// abandoned and the message is Problem::incomplete.
+inline constexpr std::chrono::seconds kMessageCompletionGrace{2};
+
 struct ReceivedMessage {
+  // What went wrong with a message that was matched but not taken: the source misbehaved
+  // (oversized) or stopped in the middle of sending it (incomplete). `text` is then empty.
+  enum class Problem { none, oversized, incomplete };
   int source = -1;
   std::string text;
+  Problem problem = Problem::none;
+  long long claimed_bytes = 0;  // MPI's count for the message; -1 when above what an int holds
 };
 
 class MpiLink {
@@ -50,17 +65,17 @@ class MpiLink {
     send(dest, static_cast<int>(tag), text.data(), text.size());
   }
   // The next message with this tag (from `source`, or any source with -1), or nullopt when
-  // none arrived before the deadline. Polls every `tick`.
+  // none arrived before the deadline. Polls every `tick`. A message over `max_bytes` comes back
+  // with Problem::oversized and no text; one whose sender stops before it is complete comes back
+  // with Problem::incomplete after kMessageCompletionGrace. Never blocks on a peer.
   std::optional<ReceivedMessage> receive(
       int source, int tag, SteadyClock::time_point deadline,
+      std::size_t max_bytes = kMaxControlMessageBytes,
       std::chrono::microseconds tick = std::chrono::microseconds(200));
   std::optional<ReceivedMessage> receive_text(int source, FleetTag tag,
                                               SteadyClock::time_point deadline) {
     return receive(source, static_cast<int>(tag), deadline);
   }
-  // Receives into `out` (resized to the message) if a message with this tag from `source` has
-  // arrived; never blocks. True when one was taken.
-  bool try_receive(int source, int tag, std::vector<unsigned char>& out);
 
   // Completes what MPI has finished sending; true when nothing is pending.
   bool progress_sends();

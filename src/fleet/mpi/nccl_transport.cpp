@@ -46,6 +46,27 @@ std::vector<char> from_hex(const std::string& text) {
   return out;
 }
 
+// The leader's message for this round: the NCCL id in hex, or the reason it could not make one.
+struct UniqueIdMessage {
+  std::string id;
+  std::string error;
+};
+// nullopt for a message of another round (a late one) or one that is not the leader's format:
+// a broken or hostile leader must not make this rank throw.
+std::optional<UniqueIdMessage> read_unique_id(const ReceivedMessage& got, int round) {
+  if (got.problem != ReceivedMessage::Problem::none) return std::nullopt;
+  const Json message = Json::parse(got.text, nullptr, false);
+  if (message.is_discarded() || !message.is_object()) return std::nullopt;
+  const auto r = message.find("round");
+  const auto id = message.find("id");
+  const auto error = message.find("error");
+  if (r == message.end() || !r->is_number_integer() || r->get<std::int64_t>() != round ||
+      id == message.end() || !id->is_string() || error == message.end() || !error->is_string()) {
+    return std::nullopt;
+  }
+  return UniqueIdMessage{id->get<std::string>(), error->get<std::string>()};
+}
+
 class NcclTransport final : public GroupTransport {
  public:
   NcclTransport(MpiLink& link, CollectiveEngine* engine, std::vector<int> cuda_ordinals)
@@ -77,7 +98,10 @@ class NcclTransport final : public GroupTransport {
       // The members wait for the id either way: an empty one tells them the leader failed.
       Json message = {{"round", task.round}, {"id", to_hex(id)}, {"error", problem}};
       for (int m : task.members) {
-        if (m != me) link_.send_text(m, FleetTag::unique_id, message.dump());
+        if (m != me) {
+          link_.send_text(m, FleetTag::unique_id,
+                          message.dump(-1, ' ', false, Json::error_handler_t::replace));
+        }
       }
       if (!problem.empty()) return finish(GroupWorkStatus::error, problem);
     } else {
@@ -88,13 +112,13 @@ class NcclTransport final : public GroupTransport {
         if (!got) {
           return finish(GroupWorkStatus::timeout, "no NCCL unique id from the group's leader");
         }
-        const Json message = Json::parse(got->text, nullptr, false);
-        if (message.is_discarded() || message.value("round", -1) != task.round) continue;
-        if (!message.value("error", std::string()).empty()) {
-          return finish(GroupWorkStatus::error, "the group's leader could not start NCCL: " +
-                                                    message.value("error", std::string()));
+        const auto message = read_unique_id(*got, task.round);
+        if (!message) continue;
+        if (!message->error.empty()) {
+          return finish(GroupWorkStatus::error,
+                        "the group's leader could not start NCCL: " + message->error);
         }
-        id = from_hex(message.value("id", std::string()));
+        id = from_hex(message->id);
         break;
       }
       if (!problem.empty()) return finish(GroupWorkStatus::error, problem);
