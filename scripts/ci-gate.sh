@@ -13,6 +13,12 @@ readonly EXIT_PASS=0 EXIT_FAIL=1 EXIT_USAGE=2 EXIT_BROKEN=3
 # After the deadline the launcher gets SIGTERM (srun and mpirun pass it to the ranks), then
 # SIGKILL this much later if it is still there.
 readonly KILL_AFTER_S=15
+# Processes of the launch still running once the launcher has ended (ranks that Open MPI puts in
+# process groups of their own, a rank slow to honour SIGTERM) get SIGTERM, then SIGKILL this many
+# milliseconds later; after SIGKILL the gate waits as long again before it gives up on them.
+readonly LEFTOVER_GRACE_MS=5000
+# How often the gate looks whether the launch's processes have ended.
+readonly LEFTOVER_POLL_S=0.1
 # preflight's ranks give up 10 s after the fleet's --timeout; the rest is for the launcher to
 # start and tear down the job step.
 readonly DEADLINE_MARGIN_S=60
@@ -86,6 +92,9 @@ note() { printf 'ci-gate: %s\n' "$*" >&2; }
 # ---- Arguments -------------------------------------------------------------------------------
 
 json_state="was not updated"
+# The launch: its pid (also its session and process group), whether this shell has reaped it,
+# and whether end_launch has run.
+launch_pid="" launch_reaped=0 launch_done=0
 nodes_list="" nodes_given=0 hostfile="" launcher=auto launcher_bin="" preflight=""
 json=./preflight-fleet.json min_healthy="" deadline="" grace=$DEFAULT_GRACE_S allow_duplicates=0
 launcher_args=() fleet_args=()
@@ -223,6 +232,8 @@ if [[ $launcher == auto ]]; then
     launcher=mpirun
   fi
 fi
+# The launch runs in a session of its own (see Launch below): setsid is util-linux's.
+command -v setsid >/dev/null 2>&1 || usage_error "setsid not found on PATH (it is in util-linux)"
 if [[ -z $launcher_bin ]]; then
   launcher_bin=$(command -v "$launcher" 2>/dev/null) ||
     usage_error "$launcher not found on PATH (use --launcher-bin PATH or --launcher)"
@@ -258,7 +269,8 @@ fi
 # rank 0's node must share): a verdict left by an earlier run can never be taken for this
 # run's, and the final rename is atomic.
 work=$(mktemp -d "$json_dir/.ci-gate.XXXXXX") || usage_error "cannot create a folder in '$json_dir'"
-trap 'rm -rf -- "$work"' EXIT
+# Whatever ends this script, no process of the launch outlives it (end_launch, below).
+trap 'end_launch; rm -rf -- "$work"' EXIT
 fresh=$work/fleet.json
 
 cmd=("$launcher_bin")
@@ -288,19 +300,100 @@ cmd+=("${launcher_args[@]}" "$preflight" fleet --json "$fresh" "${fleet_args[@]}
 note "$node_count nodes, $launcher, deadline ${deadline}s: $(printf '%q ' "${cmd[@]}")"
 started=$SECONDS
 
-# The launcher runs in the background so that this shell can pass on SIGINT/SIGTERM (timeout
-# puts it in a process group of its own, which a Ctrl-C on the terminal would not reach), and
-# can stop a launcher that lingers after the verdict is written: docs/fleet.md says mpirun may
-# hang or crash in its clean-up after MPI_Abort, and the verdict is complete by then.
-interrupted="" launch_pid="" verdict_at="" stopped=0
+# The launch owns a session: setsid makes the background job (a script has no job control, so it
+# is never a process-group leader and setsid does not fork) the leader of a new session and of its
+# process group, both numbered $launch_pid. `timeout` leads them; the launcher and everything it
+# starts on this machine stay in that session, the ranks that Open MPI's mpirun puts in process
+# groups of their own included. The launch's processes are therefore those of session
+# $launch_pid, and the gate returns only once none of them is left (end_launch).
+# It runs in the background so that this shell can pass on SIGINT/SIGTERM/SIGHUP (a Ctrl-C on the
+# terminal does not reach another session), and can stop a launcher that lingers after the verdict
+# is written: docs/fleet.md says mpirun may hang or crash in its clean-up after MPI_Abort, and the
+# verdict is complete by then.
+interrupted="" verdict_at="" stopped=0 left=() now_ms=0
 # shellcheck disable=SC2317  # called by the traps below
 forward() {
-  interrupted=$1
-  [[ -z $launch_pid ]] || kill -TERM "$launch_pid" 2>/dev/null || true
+  [[ -n $interrupted ]] || interrupted=$1
+  # timeout passes SIGTERM on to the launcher's process group, and SIGKILLs it 15 s later. Only
+  # timeout is signalled: a second SIGTERM makes mpirun quit at once, without ending its ranks.
+  if [[ -n $launch_pid ]] && ((!launch_done)); then kill -TERM "$launch_pid" 2>/dev/null || true; fi
 }
+
+clock_ms() { # now_ms: milliseconds since the epoch
+  local us=${EPOCHREALTIME//[!0-9]/}
+  now_ms=$((10#$us / 1000))
+}
+
+# launch_processes: `left` becomes the pids of the launch's processes still running, every
+# process of session $launch_pid (from /proc). A zombie has ended: where PID 1 does not reap
+# orphans (some containers), a killed rank stays one.
+# shellcheck disable=SC2317  # called by end_launch, also from the EXIT trap
+launch_processes() {
+  local file stat rest state
+  left=()
+  for file in /proc/[0-9]*/stat; do
+    { read -r stat <"$file"; } 2>/dev/null || continue
+    rest=${stat##*) } # after the name, which may hold ") ": state ppid pgrp session ...
+    state=${rest%% *}
+    rest=${rest#* }
+    rest=${rest#* }
+    rest=${rest#* }
+    if [[ ${rest%% *} == "$launch_pid" && $state != [ZX] ]]; then
+      left+=("${file:6:-5}") # /proc/PID/stat
+    fi
+  done
+}
+
+# end_launch: returns once no process of the launch is left, within 2 x LEFTOVER_GRACE_MS.
+# After the launcher (timeout) ended, that is normally at once. Processes still running (ranks
+# that outlived their launcher, or the whole launch when this script ends unexpectedly) get
+# SIGTERM, and SIGKILL LEFTOVER_GRACE_MS later, polled every LEFTOVER_POLL_S. One that survives
+# SIGKILL as long again (stuck in the kernel) is named on stderr and left: the gate never waits
+# forever.
+# shellcheck disable=SC2317  # called below and from the EXIT trap
+end_launch() {
+  [[ -n $launch_pid ]] && ((!launch_done)) || return 0
+  launch_done=1
+  local signal=TERM deadline pid when
+  local -A termed=()
+  # Only when this script ends unexpectedly is the launcher still running (unreaped, its pid is
+  # still its own): it may not have become a session leader yet.
+  if ((!launch_reaped)); then
+    termed[$launch_pid]=1
+    kill -TERM "$launch_pid" 2>/dev/null || true
+  fi
+  launch_processes
+  ((${#left[@]} > 0)) || return 0
+  when="after $launcher ended"
+  ((launch_reaped)) || when="as the gate ends"
+  note "processes of the launch still running $when: pids ${left[*]}: SIGTERM," \
+    "SIGKILL after $((LEFTOVER_GRACE_MS / 1000))s"
+  clock_ms
+  deadline=$((now_ms + LEFTOVER_GRACE_MS))
+  while ((${#left[@]} > 0)); do
+    clock_ms
+    if ((now_ms >= deadline)); then
+      [[ $signal == TERM ]] || break
+      signal=KILL
+      deadline=$((now_ms + LEFTOVER_GRACE_MS))
+      note "still running after SIGTERM: pids ${left[*]}: SIGKILL"
+    fi
+    for pid in "${left[@]}"; do
+      # SIGTERM once to each (a rank may write its partial verdict on it), SIGKILL until it is gone.
+      [[ $signal == KILL || -z ${termed[$pid]:-} ]] || continue
+      termed[$pid]=1
+      kill "-$signal" "$pid" 2>/dev/null || true
+    done
+    sleep "$LEFTOVER_POLL_S"
+    launch_processes
+  done
+  ((${#left[@]} == 0)) || note "warning: still running after SIGKILL, given up: pids ${left[*]}"
+}
+
 trap 'forward SIGINT' INT
 trap 'forward SIGTERM' TERM
-timeout --kill-after="$KILL_AFTER_S" "$deadline" "${cmd[@]}" </dev/null >&2 &
+trap 'forward SIGHUP' HUP
+setsid timeout --kill-after="$KILL_AFTER_S" "$deadline" "${cmd[@]}" </dev/null >&2 &
 launch_pid=$!
 # bash reaps its children as they end, so kill -0 fails once the launcher is gone. Polling
 # five times a second costs nothing next to a fleet run.
@@ -316,7 +409,11 @@ while kill -0 "$launch_pid" 2>/dev/null; do
 done
 status=0
 wait "$launch_pid" || status=$?
-trap - INT TERM
+launch_reaped=1
+# The launcher has ended; what it started may not have (a rank slow to honour SIGTERM, or one
+# its launcher was SIGKILLed before it could end it). Signals still only mark the interruption.
+end_launch
+trap - INT TERM HUP
 elapsed=$((SECONDS - started))
 
 [[ -z $interrupted ]] || broken "interrupted by $interrupted after ${elapsed}s"

@@ -34,21 +34,6 @@ gate() {
   printf 'gate exit %s in %ss, stdout: [%s]\n' "$rc" "$elapsed" "$out"
 }
 
-# Stops the test if a rank of this test's runs is still alive (their command lines hold the
-# scratch folder) 10 s after the gate ended, after ending them. Polled, not slept: on a loaded
-# machine the launcher's ranks take a moment to go.
-no_ranks_left() {
-  local left deadline=$((SECONDS + 10))
-  while left=$(pgrep -f "$GATE_TMP" || true) && [[ -n $left ]] && ((SECONDS < deadline)); do
-    sleep 0.2
-  done
-  if [[ -n $left ]]; then
-    # shellcheck disable=SC2086  # one pid per word
-    kill -KILL $left 2>/dev/null || true
-    fail "processes of this test still running after the gate ended: $left"
-  fi
-}
-
 verdict_field() { # KEY: a field of the verdict file, read as the gate reads it
   "$PREFLIGHT" report --format tsv "$json" | sed -n "s/^$1\t//p"
 }
@@ -89,21 +74,22 @@ case $case_name in
     check_eq "$rc" 1 "exit status with a hanging node"
     check_eq "$out" "$host" "the exclude line"
     check_contains "$err" "deadline 90s" "the deadline derived from --timeout 30"
-    ((elapsed < 45)) || fail "the run took ${elapsed}s, more than its timeouts allow"
-    no_ranks_left
+    # About 10 s idle. preflight's own bound is its --timeout + 10 s (40 s); only the outer
+    # deadline (90 s) means its timeouts did not work. 60 s leaves a busy machine room.
+    ((elapsed < 60)) || fail "the run took ${elapsed}s, more than its timeouts allow"
     ;;
   deadline)
     # The outer deadline ends a run that would take longer: exit 3, no verdict, the old verdict
-    # file untouched, no rank left behind.
+    # file untouched, and no rank left behind when the gate returns (run_gate: nothing_left).
     echo old >"$json"
     gate --deadline 4 -- --inject-fault allgather-hang@node=1 --group-timeout 20
     check_eq "$rc" 3 "exit status when the deadline passes"
     check_eq "$out_lines" 0 "stdout lines when the deadline passes"
     check_contains "$err" "the deadline of 4s passed before a verdict was written" "message"
     check_eq "$(<"$json")" old "the verdict file after the deadline"
-    # 4 s, then SIGTERM; SIGKILL 15 s later at the latest.
-    ((elapsed <= 4 + 15 + 3)) || fail "the gate ended ${elapsed}s after it started"
-    no_ranks_left
+    # 4 s, then SIGTERM; SIGKILL 15 s later at the latest; ranks left after that get SIGTERM,
+    # SIGKILL 5 s later, and 5 s more to go (docs/ci-gate.md#time-budget); 5 s for a busy machine.
+    ((elapsed <= 4 + 15 + 10 + 5)) || fail "the gate ended ${elapsed}s after it started"
     ;;
   bad-fleet-options)
     # preflight rejects its options (exit 2 on every rank): the run broke, exit 3.

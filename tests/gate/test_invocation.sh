@@ -64,6 +64,12 @@ check_contains "$err" "srun not found" "message without srun"
 expect_usage_error --nodes n1 --launcher mpirun --launcher-bin no-such-mpirun --preflight "$PREFLIGHT"
 expect_usage_error "${ok[@]}" --nodes n1 --json "$GATE_TMP/no-dir/v.json"
 expect_usage_error "${ok[@]}" --nodes n1 --json "$GATE_TMP"
+# The launch runs in a session of its own: no setsid, no launch.
+setsid_path=$(readlink "$GATE_TMP/bin/setsid")
+rm "$GATE_TMP/bin/setsid"
+expect_usage_error "${ok[@]}" --nodes n1
+check_contains "$err" "setsid not found" "message without setsid"
+ln -s "$setsid_path" "$GATE_TMP/bin/setsid"
 
 # Nothing was left behind next to the verdict path.
 leftover=$(find "$GATE_TMP" -name '.ci-gate.*')

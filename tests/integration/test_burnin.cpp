@@ -128,7 +128,8 @@ TEST_CASE("burnin: Ctrl-C keeps the passes measured and the run is not healthy",
   INFO(describe(r));
   REQUIRE(r.exited());
   CHECK(r.exit_code == 1);
-  CHECK(r.since_signal_s < 5.0);
+  // About 0.1 s idle; a burn-in that ignored the signal would run its 100000 passes.
+  CHECK(r.since_signal_s < 10.0);
   const json v = verdict_of(dir);
   CHECK(v["verdict"] == "fail");
   CHECK(v["burnin"]["stopped_by"] == "signal");

@@ -90,8 +90,11 @@ TEST_CASE("plan: run keeps its --timeout and records the plan and the rotation",
     INFO(r.describe() << "\n" << r.out << r.err);
     REQUIRE(r.exited());
     CHECK(r.exit_code == 0);
-    CHECK(r.elapsed_s < 6.0 + 1.0);
+    // Wall-clock time adds starting and ending the process, which a busy machine stretches.
+    CHECK(r.elapsed_s < 6.0 + 4.0);
     const json v = parse_json(read_file(dir.file("v.json")), "verdict");
+    // The run's own clock, from its start to its verdict, keeps the --timeout.
+    CHECK(v.at("duration_s").get<double>() <= 6.0);
     const json& plan = v.at("plan");
     CHECK(plan.at("timeout_s").get<double>() == Approx(6.0).margin(0.01));
     CHECK(plan.at("timeout_given") == true);

@@ -112,11 +112,11 @@ TEST_CASE("report hostile: a verdict with 200000 findings renders capped, saying
   write_file(verdict, text);
   const std::string page = dir.file("large.html");
 
-  const RunResult r = run_preflight({"report", verdict, "--output", page}, no_gpu_options(60));
+  const RunResult r = run_preflight({"report", verdict, "--output", page}, no_gpu_options(150));
   INFO(r.describe() << "\nstderr:\n" << r.err);
   REQUIRE(r.exited());
   CHECK(r.exit_code == 0);
-  CHECK(r.elapsed_s < 20.0);
+  CHECK(r.elapsed_s < 120.0);  // margin for sanitizer builds on a loaded machine
   const std::string html = read_file(page);
   CHECK(html.size() < std::size_t{2} << 20);
   CHECK(html.find("199001 more not shown") != std::string::npos);

@@ -146,6 +146,13 @@ t_expect_rc() {
   [[ $T_RC == "$1" ]] || t_fail "exit code $T_RC, expected $1"
 }
 
+# Seconds a busy machine (both cores taken by other work) may add to a hook's run in the time
+# limits below: starting bash, the stand-ins, preflight and its report, each slower. A limit is
+# the hook's own bound plus this, so that a hook that hangs or waits for the wrong timer still
+# fails.
+# shellcheck disable=SC2034  # read by the tests that source this file
+T_SLACK=3
+
 t_expect_max_seconds() {
   ((T_SECONDS <= $1)) || t_fail "took $T_SECONDS s, expected at most $1 s"
 }
@@ -188,6 +195,39 @@ t_expect_gone() {
   stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
   stat=${stat##*) }
   [[ ${stat%% *} == Z ]] || t_fail "process $1 is still running (state ${stat%% *})"
+}
+
+# t_wait_preflight_running: waits until this test's hook runs the real preflight and that has
+# blocked SIGTERM and SIGINT (its supervisor handles them from then on); prints its pid. Polled
+# every 0.05 s for up to 30 s: a busy machine is slow to start the hook and the binary, and a
+# signal sent before that would find no preflight to pass it to, or kill it outright.
+t_wait_preflight_running() {
+  local deadline=$((SECONDS + 30)) pid blocked
+  local -a args
+  while ((SECONDS < deadline)); do
+    for pid in $(pgrep -f -- "$T/state/" || true); do
+      { mapfile -d '' -t args <"/proc/$pid/cmdline"; } 2>/dev/null || continue
+      [[ ${args[0]:-} == "$T_BIN" && ${args[1]:-} == run ]] || continue
+      blocked=$(sed -n 's/^SigBlk:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null) || continue
+      # SIGINT is signal 2, SIGTERM 15: bits 1 and 14 of the mask.
+      if [[ $blocked =~ ^[0-9a-f]+$ ]] && (((16#$blocked & 0x4002) == 0x4002)); then
+        echo "$pid"
+        return 0
+      fi
+    done
+    sleep 0.05
+  done
+  t_fail "preflight did not start within 30 s"
+}
+
+# t_wait_child PID NAME: waits until process PID has a child named NAME (polled every 0.05 s, up
+# to 30 s).
+t_wait_child() {
+  local deadline=$((SECONDS + 30))
+  until pgrep -P "$1" -x "$2" >/dev/null; do
+    ((SECONDS < deadline)) || t_fail "process $1 started no $2 within 30 s"
+    sleep 0.05
+  done
 }
 
 t_expect_file() { [[ -f $1 ]] || t_fail "missing file $1"; }

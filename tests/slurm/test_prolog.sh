@@ -52,12 +52,13 @@ case_hang_inside_deadline() {
 }
 
 # preflight itself does not end (ignores SIGTERM): the outer deadline kills it, the prolog ends
-# in bounded time, fails closed with exit 3, and leaves no process behind.
+# in bounded time, fails closed with exit 3, and leaves no process behind. SIGTERM at 6 s,
+# SIGKILL at 11 s; the prolog gives up waiting at 14 s (then the stuck process would be left).
 case_outer_deadline() {
   t_fake stuck
   t_hook prolog PREFLIGHT_TIMEOUT=6
   t_expect_rc 3
-  t_expect_max_seconds 14
+  t_expect_max_seconds $((6 + 5 + 3 + T_SLACK))
   t_expect_syslog "prolog: node=node01 job=4242 verdict=none exit=3 reason=did not finish within 6 s; prolog fails, *"
   local pid
   pid=$(cat "$T/fake.pid")
@@ -72,7 +73,7 @@ case_unkillable() {
   t_fake unkillable
   t_hook prolog PREFLIGHT_TIMEOUT=6
   t_expect_rc 3
-  t_expect_max_seconds 17
+  t_expect_max_seconds $((6 + 8 + T_SLACK))
   ((T_SECONDS >= 13)) || t_fail "gave up after $T_SECONDS s, before the SIGKILL grace"
   t_expect_syslog "prolog: node=node01 job=4242 verdict=none exit=3 reason=did not finish within 6 s; *"
 }
@@ -269,27 +270,32 @@ case_lock_busy() {
   t_hook prolog PREFLIGHT_LOCK_WAIT=2
   exec {fd}>&-
   t_expect_rc 3
-  t_expect_max_seconds 6
+  # The 2 s wait and about 2 s for the rest; the lock stays held, so a hook not giving up hangs.
+  t_expect_max_seconds $((2 + 2 + T_SLACK))
   t_expect_syslog "* reason=tool error: another preflight run held the lock $T/state/lock for 2 s; *"
 }
 
 # slurmd's SIGTERM (PrologEpilogTimeout) reaches preflight, which writes a partial verdict; the
-# prolog ends within seconds, unhealthy.
+# prolog ends within seconds, unhealthy. The signal goes once preflight runs (polled, not slept:
+# a busy machine is slow to get there); about 1 s idle, 10 s allowed for a busy machine, where
+# a signal not passed on would leave the prolog to its 120 s.
 case_sigterm() {
   cd "$T"
   env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
     SLURMD_NODENAME=node01 PREFLIGHT_NVML_LIBRARY=/nonexistent CUDA_VISIBLE_DEVICES= \
     PREFLIGHT_TIMEOUT=120 PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --inject-fault hang@check=inventory" \
     bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
-  local pid=$! start=$SECONDS
-  sleep 2
+  local pid=$! start
+  t_wait_preflight_running >/dev/null
+  start=$SECONDS
   kill -TERM "$pid" || t_fail "prolog process not found"
   T_RC=0
   wait "$pid" || T_RC=$?
   t_expect_rc 1
   ((SECONDS - start <= 10)) || t_fail "the prolog took $((SECONDS - start)) s after SIGTERM"
   t_expect_syslog "prolog: * verdict=fail exit=1 * reason=injected fault: *SIGTERM* (prolog interrupted by SIGTERM); *"
-  # While it waits for the lock: it stops at once, exit 3.
+  # While it waits for the lock (its flock runs: polled): it stops at once, exit 3. 10 s allowed
+  # for a busy machine, where a signal not heeded would leave it waiting 60 s.
   t_reset_records
   local fd
   exec {fd}>>"$T/state/lock"
@@ -297,14 +303,14 @@ case_sigterm() {
   env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
     SLURMD_NODENAME=node01 PREFLIGHT_LOCK_WAIT=60 bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
   pid=$!
+  t_wait_child "$pid" flock
   start=$SECONDS
-  sleep 1
   kill -TERM "$pid" || t_fail "prolog process not found"
   T_RC=0
   wait "$pid" || T_RC=$?
   exec {fd}>&-
   t_expect_rc 3
-  ((SECONDS - start <= 4)) || t_fail "the prolog took $((SECONDS - start)) s after SIGTERM"
+  ((SECONDS - start <= 10)) || t_fail "the prolog took $((SECONDS - start)) s after SIGTERM"
   t_expect_syslog "prolog: node=node01 interrupted by SIGTERM before preflight ran; exit 3"
   t_expect_no_file "$T/fake.calls"
   [[ -z $(find "$T/state" -name '.run.*' -print -quit) ]] || t_fail "scratch directory left"

@@ -71,6 +71,7 @@ class FakeBackend final : public NodeBackend {
   explicit FakeBackend(NodeReading node) : node_(std::move(node)) {}
   // discover() blocks forever, like a driver that does not answer.
   bool hang_discovery = false;
+  std::atomic<int> discoveries{0};  // discover() calls begun: a test can wait for one to start
   std::atomic<int> probes{0};
   int hang_probe_gpu = -1;  // probe() of this GPU index blocks until release_probes()
   // The engines engines() hands the runner with this backend; null: their checks skip.
@@ -82,6 +83,7 @@ class FakeBackend final : public NodeBackend {
   std::atomic<int> telemetry_calls{0};
 
   NodeReading discover() override {
+    ++discoveries;
     if (hang_discovery) {
       std::mutex m;
       std::condition_variable cv;

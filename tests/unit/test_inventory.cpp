@@ -272,7 +272,9 @@ TEST_CASE("inventory: a GPU whose probe never returns is unresponsive; the other
   const auto start = SteadyClock::now();
   const auto out = runner.run(state, plan, settings);
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  CHECK(seconds < 5.0);
+  // The probe's 1 s and the grace; a busy machine gets more. Held by the hung probe, the run
+  // would last until its deadline (30 s).
+  CHECK(seconds < 10.0);
   CHECK(backend.probes == 4);
   const CheckResult& inv = out.verdict.checks.at(0);
   std::vector<std::string> got;

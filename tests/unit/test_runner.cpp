@@ -92,6 +92,7 @@ struct Harness {
   bool strict = false;
   std::chrono::milliseconds timeout = 10s;
   bool timeout_given = false;
+  std::chrono::seconds discovery_budget = 1s;
   NodeExpectations expect;
 
   void add(std::string name, Behaviour b, bool needs_gpu = false) {
@@ -109,7 +110,7 @@ struct Harness {
     settings.expect = expect;
     settings.deadline = SteadyClock::now() + timeout;
     settings.timeout_given = timeout_given;
-    settings.discovery_budget = 1s;
+    settings.discovery_budget = discovery_budget;
     settings.cancel_grace = 200ms;
     std::thread helper;
     if (during) helper = std::thread([this, during] { during(*state); });
@@ -128,6 +129,18 @@ struct Harness {
   FaultPlan plan_faults;
   std::unique_ptr<RunState> state;
 };
+
+// Polls `condition` until it holds or `limit` passes (a generous bound: a busy machine is slow,
+// never this slow); true when it held.
+template <class Condition>
+bool eventually(Condition condition, std::chrono::milliseconds limit = 30s) {
+  const auto give_up = SteadyClock::now() + limit;
+  while (!condition()) {
+    if (SteadyClock::now() >= give_up) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
 
 bool has_code(const CheckResult& r, const std::string& code) {
   for (const auto& f : r.findings) {
@@ -185,7 +198,11 @@ TEST_CASE("runner: a hung check times out, is abandoned, and the rest are not ru
   const double took = std::chrono::duration<double>(SteadyClock::now() - start).count();
   const auto& a = h.result(out, "a");
   REQUIRE(a.plan);
-  CHECK(took < a.plan->deadline_s + 0.2 + 1.0);  // its deadline + grace, never the hang
+  // Its deadline + the cancel grace, and 2 s for a busy machine; a run held by the hang would
+  // last until the run's deadline (10 s).
+  INFO("took " << took << " s, deadline " << a.plan->deadline_s << " s");
+  REQUIRE(a.plan->deadline_s + 0.2 + 2.0 < 10.0);
+  CHECK(took < a.plan->deadline_s + 0.2 + 2.0);
   CHECK(a.status == Status::fail);
   REQUIRE(has_code(a, "CHECK_TIMEOUT"));
   CHECK(a.findings[0].injected);
@@ -226,10 +243,13 @@ TEST_CASE("runner: a stop request interrupts the running check and skips the res
   h.add("a", Behaviour::pass);
   h.add("b", Behaviour::pass);
   h.fault_specs = {"hang@check=a"};
-  const auto out = h.run(nullptr, [](RunState& s) {
-    std::this_thread::sleep_for(200ms);
+  // The stop comes once check a runs (it hangs: it runs until stopped).
+  bool running = false;
+  const auto out = h.run(nullptr, [&running](RunState& s) {
+    running = eventually([&s] { return s.progress().running.has_value(); });
     s.request_stop(StopCause::signal, "SIGTERM");
   });
+  REQUIRE(running);
   const auto& a = h.result(out, "a");
   REQUIRE(has_code(a, "CHECK_INTERRUPTED"));
   CHECK_THAT(a.findings[0].message, Catch::Contains("SIGTERM"));
@@ -269,11 +289,17 @@ TEST_CASE("runner: discovery that never answers gives DISCOVERY_TIMEOUT and runs
 TEST_CASE("runner: a signal while no check runs (during discovery) still fails the run") {
   Harness h;
   h.backend->hang_discovery = true;
+  // Discovery would end by its budget only after the stop: the stop is what ends the run.
+  h.discovery_budget = 20s;
   h.add("a", Behaviour::pass);
-  const auto out = h.run(nullptr, [](RunState& s) {
-    std::this_thread::sleep_for(100ms);
+  // The stop comes once discovery has begun.
+  bool discovering = false;
+  test::FakeBackend& backend = *h.backend;
+  const auto out = h.run(nullptr, [&discovering, &backend](RunState& s) {
+    discovering = eventually([&backend] { return backend.discoveries.load() > 0; });
     s.request_stop(StopCause::signal, "SIGINT");
   });
+  REQUIRE(discovering);
   REQUIRE(out.verdict.findings.size() == 1);
   CHECK(out.verdict.findings[0].code == "RUN_INTERRUPTED");
   CHECK_THAT(h.result(out, "a").skip_reason, Catch::StartsWith("not run: interrupted by SIGINT"));
@@ -332,7 +358,8 @@ TEST_CASE("runner: checks taking their modelled time fit a --timeout, their work
   const auto start = SteadyClock::now();
   const auto out = h.run();
   const double took = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  CHECK(took < 6.0 + 1.0);
+  // Within the --timeout; 2 s past it for a busy machine.
+  CHECK(took < 6.0 + 2.0);
   REQUIRE(out.invalid.empty());
   REQUIRE(out.verdict.plan);
   CHECK(out.verdict.plan->timeout_given);
@@ -387,7 +414,7 @@ TEST_CASE("supervisor: past the hard deadline it composes the verdict without th
       std::lock_guard<std::mutex> lock(m);
       written = v;
     });
-    for (int i = 0; i < 200 && !state.finalized(); ++i) std::this_thread::sleep_for(10ms);
+    CHECK(eventually([&state] { return state.finalized(); }));
   }
   std::lock_guard<std::mutex> lock(m);
   REQUIRE(written);
