@@ -30,7 +30,12 @@ class FakeCollectiveEngine final : public CollectiveEngine {
   std::set<int> corrupt_senders;                // ranks whose data arrives corrupt everywhere
   std::set<int> corrupt_receivers;              // ranks that receive everything corrupt
   std::set<std::pair<int, int>> corrupt_links;  // (source, receiver) ranks
-  std::vector<CollectiveJob> jobs;
+  // What the engine was asked, in order. A copy taken under the lock: a transfer thread the
+  // runner abandoned may still be adding to it.
+  std::vector<CollectiveJob> jobs() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return jobs_;
+  }
 
   ~FakeCollectiveEngine() override { release(); }
   void release() {
@@ -55,7 +60,7 @@ class FakeCollectiveEngine final : public CollectiveEngine {
   CollectiveResult run(const CollectiveJob& job) override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      jobs.push_back(job);
+      jobs_.push_back(job);
     }
     if (hang) {
       // Like a driver call that never returns. Once released, touch nothing of this engine: the
@@ -133,7 +138,8 @@ class FakeCollectiveEngine final : public CollectiveEngine {
     bool open = false;
   };
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  std::vector<CollectiveJob> jobs_;
   int ids_ = 0;
 };
 

@@ -47,7 +47,12 @@ class FakeRdmaEngine final : public RdmaEngine {
   std::set<std::string> no_gpudirect;
   std::set<std::string> corrupting;
   std::set<std::string> hanging;
-  std::vector<RdmaTransferJob> jobs;
+  // What the engine was asked, in order. A copy taken under the lock: a transfer thread the
+  // runner abandoned may still be adding to it.
+  std::vector<RdmaTransferJob> jobs() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return jobs_;
+  }
   // Takes the job's seconds of writes (or until cancelled), as the real engine does.
   bool takes_its_time = false;
 
@@ -69,7 +74,7 @@ class FakeRdmaEngine final : public RdmaEngine {
   RdmaTransferResult transfer(const RdmaTransferJob& job) override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      jobs.push_back(job);
+      jobs_.push_back(job);
     }
     if (takes_its_time) take_time(job.seconds, job.cancel);
     RdmaTransferResult r;
@@ -108,7 +113,8 @@ class FakeRdmaEngine final : public RdmaEngine {
     bool open = false;
   };
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  std::vector<RdmaTransferJob> jobs_;
 };
 
 }  // namespace preflight::test

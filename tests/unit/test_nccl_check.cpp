@@ -83,10 +83,10 @@ TEST_CASE("nccl check: eight healthy GPUs pass, with one all-gather and one all-
   INFO(o.nccl.summary);
   CHECK(o.nccl.status == Status::pass);
   CHECK(o.nccl.findings.empty());
-  REQUIRE(engine.jobs.size() == 2);
-  CHECK(engine.jobs[0].op == CollectiveOp::all_gather);
-  CHECK(engine.jobs[1].op == CollectiveOp::all_reduce);
-  for (const auto& job : engine.jobs) {
+  REQUIRE(engine.jobs().size() == 2);
+  CHECK(engine.jobs()[0].op == CollectiveOp::all_gather);
+  CHECK(engine.jobs()[1].op == CollectiveOp::all_reduce);
+  for (const auto& job : engine.jobs()) {
     CHECK(job.nranks == 8);
     CHECK(job.first_rank == 0);
     CHECK(job.cuda_ordinals == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
@@ -101,7 +101,7 @@ TEST_CASE("nccl check: eight healthy GPUs pass, with one all-gather and one all-
     CHECK(job.deadline > SteadyClock::now() - 60s);
   }
   // A fresh communicator per collective: a unique id serves one communicator.
-  CHECK(engine.jobs[0].unique_id != engine.jobs[1].unique_id);
+  CHECK(engine.jobs()[0].unique_id != engine.jobs()[1].unique_id);
   CHECK(has_metric(o.nccl, "allgather.268435456.busbw_gbps"));
   CHECK(has_metric(o.nccl, "allgather.1048576.algbw_gbps"));
   CHECK(has_metric(o.nccl, "allreduce.268435456.busbw_gbps"));
@@ -122,7 +122,7 @@ TEST_CASE("nccl check: without libnccl the tool's installation is blamed, not th
   CHECK(o.nccl.findings[0].code == "TOOL_LIBRARY_MISSING");
   CHECK(o.nccl.findings[0].entity == "node");
   CHECK(o.nccl.findings[0].message == engine.missing_library);
-  CHECK(engine.jobs.empty());
+  CHECK(engine.jobs().empty());
   CHECK(o.verdict.verdict == Status::fail);
   CHECK(o.verdict.exit_code == kExitInternalError);
   CHECK_THAT(o.verdict.reason, Catch::Contains("TOOL_LIBRARY_MISSING"));
@@ -135,7 +135,7 @@ TEST_CASE("nccl check: skipped with the reason on one GPU, without CUDA, without
     const auto o = run_nccl(&engine, test::healthy_node(1));
     CHECK(o.nccl.status == Status::skip);
     CHECK(o.nccl.skip_reason == "one GPU: nothing to all-gather between");
-    CHECK(engine.jobs.empty());
+    CHECK(engine.jobs().empty());
   }
   SECTION("CUDA cannot be used by NCCL") {
     test::FakeCollectiveEngine engine;
@@ -143,7 +143,7 @@ TEST_CASE("nccl check: skipped with the reason on one GPU, without CUDA, without
     const auto o = run_nccl(&engine);
     CHECK(o.nccl.status == Status::skip);
     CHECK(o.nccl.skip_reason == engine.unavailable);
-    CHECK(engine.jobs.empty());
+    CHECK(engine.jobs().empty());
     CHECK(o.verdict.verdict == Status::pass);
   }
   SECTION("no engine in this binary") {
@@ -173,7 +173,7 @@ TEST_CASE("nccl check: communicators that do not come up, and collectives that f
     engine.unique_id_error = "ncclGetUniqueId: system error";
     const auto o = run_nccl(&engine);
     CHECK(findings(o.nccl) == std::set<std::string>{"NCCL_INIT_FAILED@node"});
-    CHECK(engine.jobs.empty());
+    CHECK(engine.jobs().empty());
   }
   SECTION("a collective") {
     test::FakeCollectiveEngine engine;
@@ -192,7 +192,7 @@ TEST_CASE("nccl check: a timeout aborts, a worker that never returns is left beh
     engine.time_out = true;
     const auto o = run_nccl(&engine);
     CHECK(findings(o.nccl) == std::set<std::string>{"NCCL_TIMEOUT@node"});
-    CHECK(engine.jobs.size() == 1);
+    CHECK(engine.jobs().size() == 1);
     CHECK_THAT(o.nccl.findings.front().message, Catch::Contains("aborted"));
   }
   SECTION("the engine never returns") {
@@ -202,7 +202,7 @@ TEST_CASE("nccl check: a timeout aborts, a worker that never returns is left beh
     CHECK(findings(o.nccl).count("NCCL_TIMEOUT@node") == 1);
     CHECK(o.abandoned >= 1);
     CHECK(o.seconds < 12.0);
-    CHECK(engine.jobs.size() == 1);
+    CHECK(engine.jobs().size() == 1);
     engine.release();
   }
 }
@@ -243,7 +243,7 @@ TEST_CASE("nccl check: corrupted data is blamed on the sender, the receiver or t
     const auto o = run_nccl(&engine, node);
     CHECK(findings(o.nccl).count("NCCL_DATA_MISMATCH@gpu2") == 1);
     CHECK(findings(o.nccl).count("NCCL_GPU_NOT_TESTED@gpu1") == 1);
-    CHECK(engine.jobs.at(0).cuda_ordinals == std::vector<int>{0, 2, 3});
+    CHECK(engine.jobs().at(0).cuda_ordinals == std::vector<int>{0, 2, 3});
   }
 }
 
@@ -282,8 +282,8 @@ TEST_CASE("nccl check: each fault kind reaches the engine and its findings are m
   SECTION("nccl-corrupt") {
     test::FakeCollectiveEngine engine;
     const auto o = run_nccl(&engine, test::healthy_node(8), {"nccl-corrupt@gpu=3"});
-    REQUIRE(engine.jobs.size() == 2);
-    CHECK(engine.jobs[0].corrupt_local_ranks == std::vector<int>{3});
+    REQUIRE(engine.jobs().size() == 2);
+    CHECK(engine.jobs()[0].corrupt_local_ranks == std::vector<int>{3});
     const Finding* f = find(o.nccl, "NCCL_DATA_MISMATCH", "gpu3");
     REQUIRE(f != nullptr);
     CHECK(f->injected);
@@ -294,9 +294,9 @@ TEST_CASE("nccl check: each fault kind reaches the engine and its findings are m
   SECTION("nccl-slow") {
     test::FakeCollectiveEngine engine;
     const auto o = run_nccl(&engine, test::healthy_node(8), {"nccl-slow:0.3@gpu=1"});
-    REQUIRE(engine.jobs.size() == 2);
-    CHECK(engine.jobs[0].local_slow_factors.at(1) == Approx(0.3));
-    CHECK(engine.jobs[0].local_slow_factors.at(0) == Approx(1.0));
+    REQUIRE(engine.jobs().size() == 2);
+    CHECK(engine.jobs()[0].local_slow_factors.at(1) == Approx(0.3));
+    CHECK(engine.jobs()[0].local_slow_factors.at(0) == Approx(1.0));
     const Finding* f = find(o.nccl, "NCCL_BUSBW_LOW", "node");
     REQUIRE(f != nullptr);
     CHECK(f->injected);

@@ -157,8 +157,8 @@ TEST_CASE("unit: nccl plan: run() gives the engine the planned sizes and records
     const NcclWork planned = plan_nccl_work(request_for(Profile::burnin, 8, seconds));
     REQUIRE(planned.plan.reduced);
     const CheckResult r = check.run(ctx);
-    REQUIRE(engine.jobs.size() == 2);
-    for (const CollectiveJob& j : engine.jobs) {
+    REQUIRE(engine.jobs().size() == 2);
+    for (const CollectiveJob& j : engine.jobs()) {
       CHECK(j.sizes == planned.sizes.sizes);
       CHECK(j.iterations == planned.sizes.iterations);
     }
@@ -172,9 +172,9 @@ TEST_CASE("unit: nccl plan: run() gives the engine the planned sizes and records
   SECTION("whole, on the GPUs CUDA can use") {
     node.gpus[7].cuda_ordinal = -1;
     const CheckResult r = check.run(ctx);
-    REQUIRE(engine.jobs.size() == 2);
-    CHECK(engine.jobs[0].nranks == 7);
-    CHECK(engine.jobs[0].iterations == 200);
+    REQUIRE(engine.jobs().size() == 2);
+    CHECK(engine.jobs()[0].nranks == 7);
+    CHECK(engine.jobs()[0].iterations == 200);
     REQUIRE(r.plan);
     CHECK_FALSE(r.plan->reduced);
     CHECK_THAT(r.plan->coverage, Catch::StartsWith("all-gather and all-reduce over 7 GPUs: "));

@@ -76,7 +76,7 @@ TEST_CASE("rdma check: four healthy NDR NICs pass: loopbacks, every pair, GPUDir
   INFO(o.rdma.summary);
   CHECK(o.rdma.status == Status::pass);
   CHECK(o.rdma.findings.empty());
-  CHECK(engine.jobs.size() == 4 + 12 + 4);
+  CHECK(engine.jobs().size() == 4 + 12 + 4);
   CHECK(has_metric(o.rdma, "mlx5_0.rate_gbps"));
   CHECK(has_metric(o.rdma, "mlx5_2.loopback_gbps"));
   CHECK(has_metric(o.rdma, "mlx5_0-mlx5_3.pair_gbps"));
@@ -84,7 +84,7 @@ TEST_CASE("rdma check: four healthy NDR NICs pass: loopbacks, every pair, GPUDir
   CHECK(has_metric(o.rdma, "mlx5_1.gpudirect_dmabuf"));
   CHECK_THAT(o.rdma.summary, Catch::Contains("GPUDirect by dma-buf on 4, by peer memory on 0"));
   int gpu_jobs = 0;
-  for (const auto& j : engine.jobs) {
+  for (const auto& j : engine.jobs()) {
     if (j.memory == RdmaMemory::gpu) {
       ++gpu_jobs;
       CHECK(j.gpu_cuda_ordinal >= 0);
@@ -129,7 +129,7 @@ TEST_CASE("rdma check: rdma-down fails the NIC and the count; rdma-slow its tran
           std::set<std::string>{"RDMA_PORT_DOWN@mlx5_2", "RDMA_COUNT_MISMATCH@node"});
     for (const auto& f : o.rdma.findings) CHECK(f.injected);
     // Transfers run only over the usable ports: 3 loopbacks and 6 pairs.
-    CHECK(engine.jobs.size() == 3 + 6);
+    CHECK(engine.jobs().size() == 3 + 6);
   }
   SECTION("slow") {
     test::FakeRdmaEngine engine(3);
@@ -197,8 +197,8 @@ TEST_CASE("rdma check: a storage NIC with a port down is reported, left out, and
   CHECK(o.rdma.status == Status::pass);
   CHECK(findings(o.rdma) == std::set<std::string>{"RDMA_NIC_NOT_COMPUTE@mlx5_4"});
   // No transfer touches it: 4 loopbacks, 12 pairs, 4 GPUDirect over the compute NICs.
-  CHECK(engine.jobs.size() == 4 + 12 + 4);
-  for (const auto& j : engine.jobs) {
+  CHECK(engine.jobs().size() == 4 + 12 + 4);
+  for (const auto& j : engine.jobs()) {
     CHECK(j.from_device != "mlx5_4");
     CHECK(j.to_device != "mlx5_4");
   }
@@ -221,7 +221,7 @@ TEST_CASE("rdma check: --rdma-devices names the compute NICs, each of which must
     CHECK(findings(o.rdma) ==
           std::set<std::string>{"RDMA_NIC_NOT_COMPUTE@mlx5_2", "RDMA_NIC_NOT_COMPUTE@mlx5_3"});
     CHECK(o.rdma.status == Status::pass);
-    CHECK(engine.jobs.size() == 2 + 2);
+    CHECK(engine.jobs().size() == 2 + 2);
     CHECK_THAT(o.rdma.summary, Catch::Contains("2 compute (listed in --rdma-devices)"));
   }
   SECTION("a name the node does not have fails") {

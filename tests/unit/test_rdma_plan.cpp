@@ -66,7 +66,7 @@ Outcome run_rdma(test::FakeRdmaEngine& engine, int gpus, std::uint64_t rotation,
   for (const auto& c : out.verdict.checks) {
     if (c.name == "rdma") o.rdma = c;
   }
-  o.jobs = engine.jobs.size();
+  o.jobs = engine.jobs().size();
   return o;
 }
 
@@ -306,8 +306,8 @@ TEST_CASE("rdma plan: run() records its coverage, rotating 8 NICs' pairs in quic
     CHECK(r.plan->reduced);
     CHECK(r.plan->coverage ==
           "2 loopbacks, 1 GPUDirect, 2 of 2 NIC pairs; 0.1 s of writes per transfer");
-    CHECK(engine.jobs.size() == 2 + 2 + 1);
-    for (const auto& job : engine.jobs) CHECK(job.seconds == Approx(0.1));
+    CHECK(engine.jobs().size() == 2 + 2 + 1);
+    for (const auto& job : engine.jobs()) CHECK(job.seconds == Approx(0.1));
     CHECK_THAT(r.summary, Catch::Contains("; reduced to fit its time: 2 loopbacks"));
   }
 }

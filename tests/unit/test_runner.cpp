@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "model/abandoned.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 #include "run/runner.hpp"
@@ -94,6 +95,15 @@ struct Harness {
   bool timeout_given = false;
   std::chrono::seconds discovery_budget = 1s;
   NodeExpectations expect;
+
+  Harness() = default;
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
+  ~Harness() {
+    // A discovery that hangs keeps the thread the runner abandoned inside the backend for good,
+    // so the backend must outlive it: deleting it here was a use after free (found by TSan).
+    if (backend && backend->hang_discovery) mark_abandoned(backend.release());
+  }
 
   void add(std::string name, Behaviour b, bool needs_gpu = false) {
     registry.add(std::make_unique<FakeCheck>(std::move(name), b, needs_gpu));
