@@ -760,7 +760,9 @@ TEST_CASE("ibverbs fake: slow_factor holds when the queue drains slower than a p
   const RdmaTransferResult slowed = engine->transfer(loopback);
   require_clean(slowed, loopback.message_bytes);
   INFO("full " << full.gbps << " Gb/s, slowed " << slowed.gbps << " Gb/s");
-  CHECK(slowed.gbps > 0.35 * full.gbps);
+  // The bug this guards against reads above 0.6. Below, the margin is for a loaded machine or a
+  // sanitizer build, where a descheduled copy thread lowers the slowed rate further.
+  CHECK(slowed.gbps > 0.25 * full.gbps);
   CHECK(slowed.gbps < 0.6 * full.gbps);
 }
 
