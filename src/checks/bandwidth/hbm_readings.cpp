@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <utility>
 
 #include "checks/bandwidth/bandwidth_math.hpp"
 #include "checks/common/entities.hpp"
+#include "model/json_fields.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 
@@ -34,18 +36,28 @@ void check_gpu_name(const std::string& name, const std::string& field) {
   if (!ok) throw InvalidInput(field + ": expected a GPU named gpuN, got \"" + name + "\"");
 }
 
+// A count that must be there. Read through Fields, never nlohmann's get<std::uint64_t>(): that
+// casts whatever number it finds, and -1.5 or 1e30 cast to an integer is undefined behaviour (a
+// verdict given to `preflight judge` is outside input; found by tests/fuzz, target verdict).
+std::uint64_t required_count(const Fields& f, const char* key) {
+  const auto value = f.count(key);
+  if (!value) f.fail(key, "missing");
+  return *value;
+}
+
 HbmPatternReading pattern_from_json(const Json& j, const std::string& field) {
+  const Fields f(j, field);
   HbmPatternReading p;
-  p.bytes = j.at("bytes").get<std::uint64_t>();
-  p.passes = j.value("passes", 1);
-  p.bad_words = j.at("bad_words").get<std::uint64_t>();
+  p.bytes = required_count(f, "bytes");
+  p.passes = static_cast<int>(f.integer("passes", 0, std::numeric_limits<int>::max()).value_or(1));
+  p.bad_words = required_count(f, "bad_words");
   if (const auto ranges = j.find("bad_ranges"); ranges != j.end()) {
     for (std::size_t i = 0; i < ranges->size(); ++i) {
-      const Json& e = (*ranges)[i];
+      const Fields e((*ranges)[i], field + ".bad_ranges[" + std::to_string(i) + "]");
       BadRange range;
-      range.begin = e.at("begin").get<std::uint64_t>();
-      range.end = e.at("end").get<std::uint64_t>();
-      range.bad_words = e.at("bad_words").get<std::uint64_t>();
+      range.begin = required_count(e, "begin");
+      range.end = required_count(e, "end");
+      range.bad_words = required_count(e, "bad_words");
       if (range.end < range.begin) {
         throw InvalidInput(field + ".bad_ranges[" + std::to_string(i) +
                            "]: end is before begin (offsets in bytes, end exclusive)");
@@ -104,7 +116,7 @@ void from_json(const nlohmann::ordered_json& j, HbmReadings& r) {
       c.traffic_gbps = copy->contains("traffic_gbps")
                            ? gbps_at(*copy, "traffic_gbps", field + ".copy")
                            : 2.0 * c.copy_gbps;
-      c.samples = copy->value("samples", std::size_t{0});
+      c.samples = Fields(*copy, field + ".copy").count("samples").value_or(0);
       g.copy = c;
     }
     if (const auto pattern = e.find("pattern"); pattern != e.end() && !pattern->is_null()) {

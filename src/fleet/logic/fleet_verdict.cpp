@@ -128,7 +128,11 @@ Json local_summary_to_json(const LocalSummary& s) {
   j["verdict"] = s.verdict;
   j["exit_code"] = s.exit_code;
   j["reason"] = s.reason;
-  j["duration_s"] = std::isfinite(s.duration_s) ? std::round(s.duration_s * 1000.0) / 1000.0 : 0.0;
+  // Milliseconds. A duration too large to scale (1e306 s, from a hostile peer) stays as it is:
+  // scaled, it would be infinity, which JSON writes as null, and the message would no longer
+  // decode (found by tests/fuzz, target protocol).
+  const double ms = std::round(s.duration_s * 1000.0) / 1000.0;
+  j["duration_s"] = !std::isfinite(s.duration_s) ? 0.0 : std::isfinite(ms) ? ms : s.duration_s;
   j["findings"] = s.findings;
   Json figures = Json::object();
   for (const auto& [name, value] : s.figures) {
