@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Sanitizer builds of the host-only configuration, built with Debian's clang and tested (issue 17;
+# docs/testing.md, "Sanitizers"):
+#   address  ASan + UBSan (every finding fatal) in $BUILD_DIR (default build-asan): the unit,
+#            integration, mpi and report tests; with PREFLIGHT_SANITIZE_FUZZERS=1 the fuzz
+#            targets too, and their corpus replays (label fuzz). CI fuzzes in a folder of its
+#            own instead (scripts/fuzz.sh), which replays every corpus input before fuzzing.
+#   thread   TSan in $BUILD_DIR (default build-tsan): only the unit tests are built and run.
+#   all      both, address first (the default).
+# A run passes only with zero reports: every sanitizer writes its reports to files under
+# BUILD_DIR/sanitizer-reports/, including those of the preflight processes the tests spawn (whose
+# exit codes a test may not look at), and any file there fails the run and is printed.
+# Deliberate leaks (resources abandoned to a hung device or peer) are listed, one line each with
+# its reason, in tests/sanitizers/lsan.supp; nothing else is suppressed.
+# Extra arguments go to ctest. Usage: sanitize.sh [address|thread|all] [ctest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+mode=all
+if (($#)); then
+  case $1 in
+    address | thread | all) mode=$1; shift ;;
+    -*) ;;
+    *) echo "sanitize: unknown mode '$1' (known: address, thread, all)" >&2; exit 2 ;;
+  esac
+fi
+with_fuzzers=${PREFLIGHT_SANITIZE_FUZZERS:-0}
+case "$with_fuzzers" in
+  0 | 1) ;;
+  *) echo "sanitize: PREFLIGHT_SANITIZE_FUZZERS must be 0 or 1, not '$with_fuzzers'" >&2; exit 2 ;;
+esac
+for tool in clang clang++ cmake ctest; do
+  command -v "$tool" >/dev/null 2>&1 ||
+    { echo "sanitize: $tool not found (scripts/setup-deps.sh --test installs it)" >&2; exit 2; }
+done
+
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+
+# configure DIR FLAGS [cmake args...]: a fresh host-only clang build with FLAGS everywhere.
+configure() {
+  local dir=$1 flags=$2
+  shift 2
+  rm -rf "$dir"
+  CC=clang CXX=clang++ cmake -S . -B "$dir" "${generator[@]}" -DPREFLIGHT_WITH_CUDA=OFF \
+    -DPREFLIGHT_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_C_FLAGS="-O1 -g $flags" -DCMAKE_CXX_FLAGS="-O1 -g $flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" "$@"
+}
+
+# reports_clean DIR: 0 when the sanitizers wrote no report under DIR, else prints them all.
+reports_clean() {
+  local dir=$1 found
+  found=$(find "$dir" -type f 2>/dev/null | sort)
+  [[ -z "$found" ]] && return 0
+  echo "sanitize: $(wc -l <<<"$found") sanitizer report(s):" >&2
+  while IFS= read -r report; do
+    echo "--- $report" >&2
+    head -n 80 "$report" >&2
+  done <<<"$found"
+  return 1
+}
+
+run_address() {
+  local dir=${BUILD_DIR:-build-asan} labels='^(unit|integration|mpi|report)$' rc=0
+  local flags='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer'
+  local extra=()
+  if ((with_fuzzers)); then
+    # The fuzz targets share this build: their libraries need coverage hooks too.
+    flags+=' -fsanitize=fuzzer-no-link'
+    extra=(-DPREFLIGHT_BUILD_FUZZERS=ON)
+    labels='^(unit|integration|mpi|report|fuzz)$'
+  fi
+  echo "sanitize: === address + undefined: building $dir ==="
+  configure "$dir" "$flags" "${extra[@]}"
+  cmake --build "$dir"
+  local reports=$repo/$dir/sanitizer-reports
+  rm -rf "$reports" && mkdir -p "$reports"
+  echo "sanitize: === address + undefined: ctest -L '$labels' ==="
+  # exitcode 86: a report must never pass for preflight's own exit 1 ("a node is faulty").
+  # fast_unwind_on_malloc=0: Open MPI's libraries have no frame pointers, and only full stacks
+  # name the library a suppression matches.
+  (cd "$dir" &&
+    ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:fast_unwind_on_malloc=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1" \
+    LSAN_OPTIONS="suppressions=$repo/tests/sanitizers/lsan.supp:print_suppressions=0" \
+    OMPI_MCA_mca_base_component_disable_dlclose=1 \
+    UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1" \
+    ctest --output-on-failure --timeout 600 -L "$labels" "$@") || rc=$?
+  reports_clean "$reports" || rc=1
+  return "$rc"
+}
+
+run_thread() {
+  local dir=${BUILD_DIR:-build-tsan} rc=0
+  echo "sanitize: === thread: building $dir (unit tests) ==="
+  configure "$dir" '-fsanitize=thread -fno-omit-frame-pointer'
+  cmake --build "$dir" --target unit_tests fake_nvml
+  local reports=$repo/$dir/sanitizer-reports
+  rm -rf "$reports" && mkdir -p "$reports"
+  echo "sanitize: === thread: ctest -L unit ==="
+  # setarch -R: clang 14's TSan cannot map its shadow under the newer kernels' wider ASLR.
+  (cd "$dir" &&
+    TSAN_OPTIONS="log_path=$reports/tsan:exitcode=86:halt_on_error=0:second_deadlock_stack=1" \
+    setarch "$(uname -m)" -R ctest --output-on-failure --timeout 600 -L '^unit$' "$@") || rc=$?
+  reports_clean "$reports" || rc=1
+  return "$rc"
+}
+
+status=0
+case $mode in
+  address) run_address "$@" || status=$? ;;
+  thread) run_thread "$@" || status=$? ;;
+  all)
+    run_address "$@" || status=$?
+    run_thread "$@" || status=1
+    ;;
+esac
+exit "$status"
