@@ -13,6 +13,15 @@
 
 namespace preflight {
 
+namespace {
+
+std::string size_text(std::size_t bytes) {
+  return bytes % (1024 * 1024) == 0 ? std::to_string(bytes / (1024 * 1024)) + " MiB"
+                                    : std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
 std::string printable(std::string_view text, std::size_t max_chars) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -40,13 +49,14 @@ std::string read_bounded_file(const std::string& path, std::size_t max_bytes) {
   if (::fstat(fd, &info) != 0) throw InvalidInput(name + ": cannot open: " + std::strerror(errno));
   if (S_ISDIR(info.st_mode)) throw InvalidInput(name + ": is a directory, not a regular file");
   if (!S_ISREG(info.st_mode)) throw InvalidInput(name + ": not a regular file");
-  const std::string too_big =
-      name + ": larger than " +
-      (max_bytes % (1024 * 1024) == 0 ? std::to_string(max_bytes / (1024 * 1024)) + " MiB"
-                                      : std::to_string(max_bytes) + " bytes");
-  if (static_cast<std::size_t>(info.st_size) > max_bytes) throw InvalidInput(too_big);
+  if (static_cast<std::size_t>(info.st_size) > max_bytes) {
+    throw InvalidInput(name + ": larger than " + size_text(max_bytes));
+  }
+  // The file may have grown since fstat: the read is bounded too.
+  return read_bounded_descriptor(fd, name, max_bytes);
+}
 
-  // Read at most one buffer past the limit: the file may have grown since fstat.
+std::string read_bounded_descriptor(int fd, const std::string& name, std::size_t max_bytes) {
   std::string text;
   char buffer[65536];
   while (true) {
@@ -55,11 +65,10 @@ std::string read_bounded_file(const std::string& path, std::size_t max_bytes) {
       if (errno == EINTR) continue;
       throw InvalidInput(name + ": cannot read: " + std::strerror(errno));
     }
-    if (n == 0) break;
+    if (n == 0) return text;
     text.append(buffer, static_cast<std::size_t>(n));
-    if (text.size() > max_bytes) throw InvalidInput(too_big);
+    if (text.size() > max_bytes) throw InvalidInput(name + ": larger than " + size_text(max_bytes));
   }
-  return text;
 }
 
 int json_nesting_depth(std::string_view text, int stop_above) {

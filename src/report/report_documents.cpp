@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include "model/bounded_input.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/verdict.hpp"
@@ -15,30 +12,6 @@ namespace preflight {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string size_text(std::size_t bytes) {
-  return bytes % (1024 * 1024) == 0 ? std::to_string(bytes / (1024 * 1024)) + " MiB"
-                                    : std::to_string(bytes) + " bytes";
-}
-
-// read_bounded_file for stdin, which may be a pipe that never ends: read until EOF or one
-// buffer past the limit, never more.
-std::string read_bounded_stdin(std::size_t max_bytes) {
-  std::string text;
-  char buffer[65536];
-  while (true) {
-    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw InvalidInput(std::string("report: stdin: cannot read: ") + std::strerror(errno));
-    }
-    if (n == 0) return text;
-    text.append(buffer, static_cast<std::size_t>(n));
-    if (text.size() > max_bytes) {
-      throw InvalidInput("report: stdin: larger than " + size_text(max_bytes));
-    }
-  }
-}
 
 // read_bounded_file with report's messages: "report: PATH: PROBLEM". A file that cannot be
 // opened has always been "cannot be read" here, and scripts and tests match that wording.
@@ -128,7 +101,8 @@ ReportDocument parse_report_document(std::string_view text, const std::string& o
 ReportDocument load_report_document(const std::string& path) {
   const bool from_stdin = path == "-";
   const std::string text =
-      from_stdin ? read_bounded_stdin(kMaxReportDocumentBytes) : read_report_file(path);
+      from_stdin ? read_bounded_descriptor(STDIN_FILENO, "report: stdin", kMaxReportDocumentBytes)
+                 : read_report_file(path);
   // Messages say "stdin"; the page and the `file` line keep "-" as it was given.
   ReportDocument d = parse_report_document(text, from_stdin ? std::string("stdin") : path);
   d.path = path;
