@@ -3,9 +3,10 @@
 # targets with clang, ASan and UBSan in a build folder of their own (host only), then runs each
 # target for N seconds on a copy of its seed corpus. The checked-in corpus is never written to.
 #
-#   scripts/fuzz.sh [--seconds N] [--build-dir DIR] [TARGET...]
+#   scripts/fuzz.sh [--seconds N] [--jobs J] [--build-dir DIR] [TARGET...]
 #
 # --seconds N      fuzzing time per target (default 20)
+# --jobs J         targets fuzzed at the same time, each on one core (default: the cores here)
 # --build-dir DIR  the clang build folder, relative to the checkout (default build-fuzz)
 # TARGET...        only these targets (default: all; names as in tests/fuzz/CMakeLists.txt)
 #
@@ -23,14 +24,15 @@ readonly RSS_LIMIT_MB=2048
 usage() {
   local status=${1:-$EXIT_USAGE}
   if ((status == 0)); then
-    sed -n '6,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '6,15p' "$0" | sed 's/^# \{0,1\}//'
   else
-    sed -n '6,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '6,15p' "$0" | sed 's/^# \{0,1\}//' >&2
   fi
   exit "$status"
 }
 
 seconds=20
+jobs=$(nproc)
 build_dir=build-fuzz
 only=()
 while (($# > 0)); do
@@ -38,6 +40,11 @@ while (($# > 0)); do
     --seconds)
       (($# >= 2)) || usage
       seconds=$2
+      shift 2
+      ;;
+    --jobs)
+      (($# >= 2)) || usage
+      jobs=$2
       shift 2
       ;;
     --build-dir)
@@ -58,6 +65,10 @@ while (($# > 0)); do
 done
 if [[ ! "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz: --seconds takes a whole number of seconds from 1, got '$seconds'" >&2
+  exit "$EXIT_USAGE"
+fi
+if [[ ! "$jobs" =~ ^[1-9][0-9]{0,2}$ ]]; then
+  echo "fuzz: --jobs takes a whole number of targets from 1 to 999, got '$jobs'" >&2
   exit "$EXIT_USAGE"
 fi
 if ! command -v clang++ >/dev/null 2>&1; then
@@ -116,38 +127,61 @@ final_stat() {
   sed -n "s/^stat::$1: *//p" "$2" | tail -n1
 }
 
-failed=()
-summary=()
+# fuzz_target NAME EXE DICT MAX_LEN: fuzzes one target on its copied corpus for $seconds; its
+# exit status goes to fuzz-out/NAME/rc, its summary line to fuzz-out/NAME/summary. Runs in the
+# background, $jobs at a time: libFuzzer uses one core per process.
+fuzz_target() {
+  local name=$1 exe=$2 dict=$3 max_len=$4 out seeds args rc=0 execs per_s found result
+  out=$build_dir/fuzz-out/$name
+  seeds=$(find "$out/corpus" -type f | wc -l)
+  args=(-max_total_time="$seconds" -timeout="$INPUT_TIMEOUT_S" -rss_limit_mb="$RSS_LIMIT_MB"
+    -max_len="$max_len" -artifact_prefix="$out/crashes/" -print_final_stats=1)
+  [[ "$dict" != "-" ]] && args+=(-dict="$dict")
+  "$exe" "${args[@]}" "$out/corpus" >"$out/log" 2>&1 || rc=$?
+  execs=$(final_stat number_of_executed_units "$out/log")
+  per_s=$(final_stat average_exec_per_sec "$out/log")
+  found=$(find "$out/corpus" -type f | wc -l)
+  result=ok
+  ((rc == 0)) || result="CRASH (exit $rc)"
+  printf '%-12s %8s execs %7s exec/s  corpus %4s -> %-5s %s\n' \
+    "$name" "${execs:-?}" "${per_s:-?}" "$seeds" "$found" "$result" >"$out/summary"
+  echo "$rc" >"$out/rc"
+}
+
+names=()
+running=0
 while IFS=$'\t' read -r name exe corpus dict max_len; do
   if ((${#only[@]} > 0)) && [[ " ${only[*]} " != *" $name "* ]]; then
     continue
   fi
+  names+=("$name")
   out=$build_dir/fuzz-out/$name
   # A fresh copy each run: libFuzzer adds what it finds to its first corpus folder.
   rm -rf "$out"
   mkdir -p "$out/corpus" "$out/crashes"
   cp -- "$corpus"/* "$out/corpus/"
-  seeds=$(find "$out/corpus" -type f | wc -l)
-  args=(-max_total_time="$seconds" -timeout="$INPUT_TIMEOUT_S" -rss_limit_mb="$RSS_LIMIT_MB"
-    -max_len="$max_len" -artifact_prefix="$out/crashes/" -print_final_stats=1)
-  [[ "$dict" != "-" ]] && args+=(-dict="$dict")
-  echo "fuzz: $name for ${seconds}s (seeds: $seeds, -max_len=$max_len)"
-  rc=0
-  "$exe" "${args[@]}" "$out/corpus" >"$out/log" 2>&1 || rc=$?
-  execs=$(final_stat number_of_executed_units "$out/log")
-  per_s=$(final_stat average_exec_per_sec "$out/log")
-  found=$(find "$out/corpus" -type f | wc -l)
-  if ((rc == 0)); then
-    result=ok
-  else
-    result="CRASH (exit $rc)"
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  echo "fuzz: $name for ${seconds}s (seeds: $(find "$out/corpus" -type f | wc -l)," \
+    "-max_len=$max_len)"
+  fuzz_target "$name" "$exe" "$dict" "$max_len" </dev/null &
+  running=$((running + 1))
+done <"$manifest"
+wait
+
+failed=()
+summary=()
+for name in "${names[@]}"; do
+  out=$build_dir/fuzz-out/$name
+  summary+=("$(cat "$out/summary" 2>/dev/null || echo "$name: no result")")
+  if [[ "$(cat "$out/rc" 2>/dev/null)" != 0 ]]; then
     failed+=("$name")
     echo "fuzz: $name crashed; the end of its log ($out/log):" >&2
     tail -n 40 "$out/log" >&2
   fi
-  summary+=("$(printf '%-12s %8s execs %7s exec/s  corpus %4s -> %-5s %s' \
-    "$name" "${execs:-?}" "${per_s:-?}" "$seeds" "$found" "$result")")
-done <"$manifest"
+done
 
 echo "fuzz: ${seconds}s per target, ${SECONDS}s in all:"
 printf '  %s\n' "${summary[@]}"

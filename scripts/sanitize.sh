@@ -35,6 +35,8 @@ for tool in clang clang++ cmake ctest; do
     { echo "sanitize: $tool not found (scripts/setup-deps.sh --test installs it)" >&2; exit 2; }
 done
 
+# The unit tests run this many at a time (the cores here); the other labels one at a time.
+jobs=$(nproc)
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 
@@ -81,12 +83,16 @@ run_address() {
   # exitcode 86: a report must never pass for preflight's own exit 1 ("a node is faulty").
   # fast_unwind_on_malloc=0: Open MPI's libraries have no frame pointers, and only full stacks
   # name the library a suppression matches.
-  (cd "$dir" &&
-    ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:fast_unwind_on_malloc=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1" \
-    LSAN_OPTIONS="suppressions=$repo/tests/sanitizers/lsan.supp:print_suppressions=0" \
-    OMPI_MCA_mca_base_component_disable_dlclose=1 \
-    UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1" \
-    ctest --output-on-failure --timeout 600 -L "$labels" "$@") || rc=$?
+  local env=(
+    ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:fast_unwind_on_malloc=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
+    LSAN_OPTIONS="suppressions=$repo/tests/sanitizers/lsan.supp:print_suppressions=0"
+    OMPI_MCA_mca_base_component_disable_dlclose=1
+    UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1")
+  # The unit tests $jobs at a time; the others, timing-sensitive, one at a time.
+  (cd "$dir" && env "${env[@]}" ctest --output-on-failure --timeout 600 -j "$jobs" -L '^unit$' \
+    "$@") || rc=$?
+  (cd "$dir" && env "${env[@]}" ctest --output-on-failure --timeout 600 -L "$labels" \
+    -LE '^unit$' "$@") || rc=$?
   reports_clean "$reports" || rc=1
   return "$rc"
 }
@@ -102,7 +108,8 @@ run_thread() {
   # setarch -R: clang 14's TSan cannot map its shadow under the newer kernels' wider ASLR.
   (cd "$dir" &&
     TSAN_OPTIONS="log_path=$reports/tsan:exitcode=86:halt_on_error=0:second_deadlock_stack=1" \
-    setarch "$(uname -m)" -R ctest --output-on-failure --timeout 600 -L '^unit$' "$@") || rc=$?
+    setarch "$(uname -m)" -R ctest --output-on-failure --timeout 600 -j "$jobs" -L '^unit$' \
+      "$@") || rc=$?
   reports_clean "$reports" || rc=1
   return "$rc"
 }

@@ -3,6 +3,8 @@
 # does (issue 17): the labels gate, slurm, mpi and integration under `stress-ng --cpu <nproc>`.
 #
 #   scripts/test-under-load.sh [BUILD_DIR] [CTEST-ARGS...]
+#   scripts/test-under-load.sh --labels    prints the label regex, for callers that run the
+#                                          other labels themselves (scripts/test.sh)
 #
 # BUILD_DIR (default: build, relative to the checkout) must hold a configured and built tree.
 # Extra arguments go to ctest, after the label filter (e.g. --repeat until-fail:3, -R mpirun).
@@ -18,6 +20,10 @@ die() {
   exit 2
 }
 
+if [[ ${1:-} == --labels ]]; then
+  printf '%s\n' "$LABELS"
+  exit 0
+fi
 cd "$(dirname "$0")/.."
 build_dir=build
 if (($# > 0)) && [[ $1 != -* ]]; then

@@ -5,11 +5,18 @@
 # CUDA 13 needs, so the CUDA 12 package must build and pass too): scripts/setup-deps.sh --cuda 12
 # puts the toolkit in .deps/cuda-12, and a second tree, build-test-cuda12/ ($BUILD_DIR-cuda12),
 # is built with it and tested whole. PREFLIGHT_TEST_CUDA12=0 skips that second build (for quick
-# local runs; CI runs both). Extra arguments go to both ctest runs.
-# Then, hardening (issue 17; docs/testing.md): the timing-sensitive labels of the first build
-# again while a CPU hog keeps every core busy (scripts/test-under-load.sh); the ASan+UBSan and
-# TSan builds (scripts/sanitize.sh), which pass only with zero sanitizer reports; and every fuzz
-# target for PREFLIGHT_TEST_FUZZ_SECONDS (default 15) each (scripts/fuzz.sh, in the ASan build).
+# local runs; CI runs both). Extra arguments go to every ctest run.
+# The unit tests run as many at a time as there are cores; the other labels one at a time.
+# Both trees compile through ccache with a cache that starts empty in every run
+# ($BUILD_DIR-ccache, removed at the end): the second tree takes the first tree's objects for
+# every source whose preprocessed text, compiler and flags are the same (all but the CUDA code
+# and the few files that include the tree's generated header), so it compiles only what differs.
+# Then, hardening (issue 17; docs/testing.md): the timing-sensitive labels under a CPU hog
+# (scripts/test-under-load.sh): in the CUDA 12 tree they run under the hog instead of idle, so
+# each runs once idle (first tree) and once loaded (second tree); without the CUDA 12 tree, the
+# first tree's run again under the hog. The ASan+UBSan and TSan builds (scripts/sanitize.sh),
+# which pass only with zero sanitizer reports; and every fuzz target for
+# PREFLIGHT_TEST_FUZZ_SECONDS (default 15) each (scripts/fuzz.sh, in the ASan build).
 # PREFLIGHT_TEST_HARDENING=0 skips those three.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,27 +43,67 @@ scripts/setup-deps.sh "${setup_args[@]}"
 build_dir=${BUILD_DIR:-build-test}
 summary=()
 failed=0
+jobs=$(nproc)
+# The labels scripts/test-under-load.sh runs under its hog: timing-sensitive, so never run beside
+# another test.
+load_labels=$(scripts/test-under-load.sh --labels)
 
-# run_suite NAME BUILD_DIR [ENV...]: builds from scratch, runs ctest, records the outcome. A
-# failed build or test run does not stop the other suite, so one CI run reports both.
+# The run-scoped compiler cache (see the top). Without ccache each tree compiles everything.
+ccache_env=()
+if command -v ccache >/dev/null 2>&1; then
+  ccache_dir=$PWD/$build_dir-ccache
+  rm -rf "$ccache_dir"
+  trap 'rm -rf "$ccache_dir"' EXIT
+  # NOHASHDIR: the trees differ in their folder, which -g would otherwise put into every hash.
+  # The price: a reused object's debug information names the first tree as its build folder.
+  ccache_env=(CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR="$ccache_dir"
+    CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1)
+fi
+
+# reused_objects: "HITS of ALL" compiles since the last --zero-stats, from ccache's own counters.
+reused_objects() {
+  env "${ccache_env[@]}" ccache --print-stats |
+    awk -F'\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 }
+                 $1 == "cache_miss" { miss += $2 }
+                 END { printf "%d of %d", hit, hit + miss }'
+}
+
+# run_suite NAME BUILD_DIR LOADED [ENV...]: builds from scratch, runs every test, records the
+# outcome. The unit tests run $jobs at a time, the rest one at a time; LOADED=1 runs the
+# timing-sensitive labels under scripts/test-under-load.sh's CPU hog. A failed build or test run
+# does not stop the other suite, so one CI run reports both.
 run_suite() {
-  local name=$1 dir=$2 log start rc=0 warnings toolkit
-  shift 2
+  local name=$1 dir=$2 loaded=$3 log start rc=0 warnings toolkit how=""
+  shift 3
   log=$(mktemp)
   start=$SECONDS
   rm -rf "$dir"
+  ((${#ccache_env[@]} == 0)) || env "${ccache_env[@]}" ccache --zero-stats >/dev/null
   echo "test: === $name: building $dir ==="
   # The build's output is shown as it comes and kept to count the compiler's warnings (the
-  # build reports them, -Wall -Wextra ..., without failing on them).
-  if env "$@" BUILD_DIR="$dir" scripts/build.sh -DPREFLIGHT_BUILD_TESTS=ON 2>&1 | tee "$log"; then
+  # build reports them, -Wall -Wextra ..., without failing on them; ccache replays a reused
+  # object's warnings).
+  if env "${ccache_env[@]}" "$@" BUILD_DIR="$dir" scripts/build.sh -DPREFLIGHT_BUILD_TESTS=ON 2>&1 |
+    tee "$log"; then
     warnings=$(grep -cE 'warning(:| #)|CMake Warning' "$log" || true)
+    ((${#ccache_env[@]} == 0)) || how="; $(reused_objects) objects from ccache"
     toolkit=$(sed -n 's/^build: .* uses \(CUDA .*\)$/\1/p' "$log" | head -n1)
     echo "test: === $name: ${toolkit:-no CUDA}; $warnings compiler warning(s); running ctest ==="
-    (cd "$dir" && ctest --output-on-failure --timeout 300 "${ctest_args[@]}") || rc=$?
-    if ((rc)); then
-      summary+=("$name ($dir, ${toolkit:-no CUDA}): tests FAILED, $warnings warning(s), $((SECONDS - start)) s")
+    (cd "$dir" && ctest --output-on-failure --timeout 300 -j "$jobs" -L '^unit$' \
+      "${ctest_args[@]}") || rc=$?
+    (cd "$dir" && ctest --output-on-failure --timeout 300 -LE "^unit\$|$load_labels" \
+      "${ctest_args[@]}") || rc=$?
+    if ((loaded)); then
+      how+="; $load_labels under a CPU hog"
+      scripts/test-under-load.sh "$dir" --timeout 300 "${ctest_args[@]}" || rc=$?
     else
-      summary+=("$name ($dir, ${toolkit:-no CUDA}): passed, $warnings warning(s), $((SECONDS - start)) s")
+      (cd "$dir" && ctest --output-on-failure --timeout 300 -L "$load_labels" \
+        "${ctest_args[@]}") || rc=$?
+    fi
+    if ((rc)); then
+      summary+=("$name ($dir, ${toolkit:-no CUDA}$how): tests FAILED, $warnings warning(s), $((SECONDS - start)) s")
+    else
+      summary+=("$name ($dir, ${toolkit:-no CUDA}$how): passed, $warnings warning(s), $((SECONDS - start)) s")
     fi
   else
     rc=1
@@ -81,14 +128,13 @@ run_step() {
 }
 
 ctest_args=("$@")
-run_suite "default toolkit" "$build_dir"
-if ((with_hardening)); then
-  run_step "under load ($build_dir: gate, slurm, mpi, integration)" \
-    scripts/test-under-load.sh "$build_dir"
-fi
+run_suite "default toolkit" "$build_dir" 0
 if ((with_cuda12)); then
-  run_suite "CUDA 12" "$build_dir-cuda12" CUDA_HOME=.deps/cuda-12
+  run_suite "CUDA 12" "$build_dir-cuda12" "$with_hardening" CUDA_HOME=.deps/cuda-12
 else
+  if ((with_hardening)); then
+    run_step "under load ($build_dir: $load_labels)" scripts/test-under-load.sh "$build_dir"
+  fi
   summary+=("CUDA 12: skipped (PREFLIGHT_TEST_CUDA12=0)")
 fi
 if ((with_hardening)); then
