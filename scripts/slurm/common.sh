@@ -9,7 +9,28 @@
 # The outer deadline sends SIGTERM (preflight then writes a partial verdict within ~2 s) and
 # SIGKILL PF_KILL_AFTER seconds later. Slurm commands and logger get PF_CMD_TIMEOUT seconds.
 readonly PF_MARGIN=5 PF_KILL_AFTER=5 PF_CMD_TIMEOUT=5
+# What a prolog may need after preflight's outer deadline, at worst: the wait for a process
+# that ignores SIGTERM (PF_KILL_AFTER + 3), then reading the verdict and logging (a bounded
+# command each). Slurm 22.05 sends SIGTERM at PrologEpilogTimeout and SIGKILL about 10 ms later,
+# so the prolog's deadline is cut to end this long before it (docs/slurm.md, Time budgets).
+readonly PF_SLURM_MARGIN=$((PF_KILL_AFTER + 3 + 2 * PF_CMD_TIMEOUT))
+# The prolog's records of the failures it caused (docs/slurm.md, Drains that come back): one
+# tab-separated line each, newest last, at most PF_FAILURES_KEEP; and the marker of a prolog
+# that has started and not yet ended, which a prolog killed by slurmd leaves behind.
+readonly PF_FAILURES=prolog-failures.tsv PF_FAILURES_KEEP=20 PF_RUNNING=prolog.running
+# How far a drain's time stamp (slurmctld's clock) may lie from the failure the prolog recorded
+# (the node's clock) for the two to be the same event: the drain follows the prolog's exit
+# within a second, and this leaves room for clocks that disagree.
+readonly PF_DRAIN_BEFORE=120 PF_DRAIN_AFTER=300
+# How long a PrologEpilogTimeout read from `scontrol show config` is reused from the state
+# directory before it is read again: every node's prolog asking slurmctld at every job start
+# would load slurmctld on a large allocation.
+readonly PF_SLURM_CONFIG_MAX_AGE=3600
 readonly PF_DEFAULT_CONFIG=/etc/default/preflight
+# The default state directory. PREFLIGHT_TEST_DEFAULT_STATE_DIR replaces it for the tests only
+# (tests/slurm/lib.sh): a hook whose configuration is broken records there, and a test must
+# never write into the machine's /var/lib.
+readonly PF_DEFAULT_STATE_DIR=${PREFLIGHT_TEST_DEFAULT_STATE_DIR:-/var/lib/preflight}
 # The reason after "preflight: " is at most this long, like preflight's own reason.
 readonly PF_REASON_MAX=200
 
@@ -18,7 +39,7 @@ readonly PF_VARS=(PREFLIGHT_BIN PREFLIGHT_STATE_DIR PREFLIGHT_HISTORY PREFLIGHT_
   PREFLIGHT_NODENAME PREFLIGHT_SCONTROL PREFLIGHT_PROM PREFLIGHT_TIMEOUT PREFLIGHT_LOCK_WAIT
   PREFLIGHT_PROLOG_ARGS PREFLIGHT_PROLOG_ON_TOOL_ERROR PREFLIGHT_HEALTHCHECK_TIMEOUT
   PREFLIGHT_HEALTHCHECK_LOCK_WAIT PREFLIGHT_HEALTHCHECK_ARGS PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR
-  PREFLIGHT_HEALTHCHECK_SKIP_BUSY)
+  PREFLIGHT_HEALTHCHECK_SKIP_BUSY PREFLIGHT_SLURM_PROLOG_TIMEOUT)
 
 PF_TAG=preflight   # syslog tag; replaced by PREFLIGHT_SYSLOG_TAG once that is validated
 PF_RUN_DIR=""      # per-run scratch directory inside the state directory, removed on exit
@@ -42,6 +63,9 @@ pf_init() {
 }
 
 pf_cleanup() {
+  local rc=$?
+  # The hook's own last words (the prolog's failure record), whatever way it exits.
+  if declare -F pf_hook_exit >/dev/null; then pf_hook_exit "$rc" || true; fi
   if [[ -n $PF_RUN_DIR ]]; then rm -rf -- "$PF_RUN_DIR"; fi
 }
 
@@ -89,8 +113,11 @@ pf_log() {
   fi
 }
 
-# A configuration that cannot be trusted stops the hook with exit 2 before anything runs.
+# A configuration that cannot be trusted stops the hook with exit 2 before anything runs. A hook
+# may act first (pf_hook_config_error: the prolog's policy and record, the health check's
+# metrics file) and exit itself.
 pf_config_error() {
+  if declare -F pf_hook_config_error >/dev/null; then pf_hook_config_error "$1"; fi
   pf_log err "configuration error: $1"
   exit 2
 }
@@ -148,12 +175,12 @@ pf_load_config() {
     pf_config_error "PREFLIGHT_SYSLOG_TAG=$PREFLIGHT_SYSLOG_TAG: not 1 to 32 of [A-Za-z0-9._-]"
   PF_TAG=$PREFLIGHT_SYSLOG_TAG
   : "${PREFLIGHT_BIN:=}" "${PREFLIGHT_PROM:=}" "${PREFLIGHT_SCONTROL:=scontrol}"
-  : "${PREFLIGHT_STATE_DIR:=/var/lib/preflight}" "${PREFLIGHT_HISTORY:=20}"
+  : "${PREFLIGHT_STATE_DIR:=$PF_DEFAULT_STATE_DIR}" "${PREFLIGHT_HISTORY:=20}"
   : "${PREFLIGHT_TIMEOUT:=120}" "${PREFLIGHT_LOCK_WAIT:=50}" "${PREFLIGHT_PROLOG_ARGS:=}"
   : "${PREFLIGHT_PROLOG_ON_TOOL_ERROR:=fail}"
   : "${PREFLIGHT_HEALTHCHECK_TIMEOUT:=20}" "${PREFLIGHT_HEALTHCHECK_LOCK_WAIT:=5}"
   : "${PREFLIGHT_HEALTHCHECK_ARGS=--checks inventory}" "${PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR:=drain}"
-  : "${PREFLIGHT_HEALTHCHECK_SKIP_BUSY:=1}"
+  : "${PREFLIGHT_HEALTHCHECK_SKIP_BUSY:=1}" "${PREFLIGHT_SLURM_PROLOG_TIMEOUT:=auto}"
   if [[ -z ${PREFLIGHT_NODENAME:-} ]]; then
     PREFLIGHT_NODENAME=${SLURMD_NODENAME:-$(hostname -s 2>/dev/null || true)}
   fi
@@ -170,6 +197,11 @@ pf_load_config() {
   pf_require_word PREFLIGHT_PROLOG_ON_TOOL_ERROR fail pass
   pf_require_word PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR drain ignore
   pf_require_word PREFLIGHT_HEALTHCHECK_SKIP_BUSY 1 0
+  if [[ $PREFLIGHT_SLURM_PROLOG_TIMEOUT != auto && $PREFLIGHT_SLURM_PROLOG_TIMEOUT != none ]]; then
+    [[ $PREFLIGHT_SLURM_PROLOG_TIMEOUT =~ ^[0-9]{1,9}$ ]] ||
+      pf_config_error "PREFLIGHT_SLURM_PROLOG_TIMEOUT=$PREFLIGHT_SLURM_PROLOG_TIMEOUT: not auto, none or a whole number from 1 to 86400"
+    pf_require_int PREFLIGHT_SLURM_PROLOG_TIMEOUT 1 86400
+  fi
 }
 
 # Split NAME (PREFLIGHT_PROLOG_ARGS or PREFLIGHT_HEALTHCHECK_ARGS) into PF_ARGS at blanks, without
@@ -285,11 +317,12 @@ pf_run_preflight() {
 }
 
 # Read a verdict through `preflight report --format tsv` (compute nodes may lack jq and python).
-# Sets PF_V_VERDICT, PF_V_REASON (sanitized) and PF_V_DURATION. Returns 1
+# Sets PF_V_VERDICT, PF_V_REASON (sanitized), PF_V_DURATION, and PF_V_CHECKS_OK and
+# PF_V_CHECKS_FAILED (comma-separated check names; empty from a preflight without them). Returns 1
 # if the file is missing or is not a node verdict.
 pf_read_verdict() {
   local file=$1 tsv key value
-  PF_V_VERDICT="" PF_V_REASON="" PF_V_DURATION=""
+  PF_V_VERDICT="" PF_V_REASON="" PF_V_DURATION="" PF_V_CHECKS_OK="" PF_V_CHECKS_FAILED=""
   [[ -s $file ]] || return 1
   tsv=$(timeout "$PF_CMD_TIMEOUT" "$PF_BIN" report --format tsv "$file" 2>/dev/null) || return 1
   local kind=""
@@ -299,6 +332,8 @@ pf_read_verdict() {
       verdict) PF_V_VERDICT=$value ;;
       reason) PF_V_REASON=$(pf_sanitize "$value" "$PF_REASON_MAX") ;;
       duration_s) PF_V_DURATION=$value ;;
+      checks_ok) [[ $value =~ ^[A-Za-z0-9_.,-]{0,1000}$ ]] && PF_V_CHECKS_OK=$value ;;
+      checks_failed) [[ $value =~ ^[A-Za-z0-9_.,-]{0,1000}$ ]] && PF_V_CHECKS_FAILED=$value ;;
     esac
   done <<<"$tsv"
   [[ $kind == node && $PF_V_VERDICT =~ ^(pass|warn|fail)$ ]]
@@ -382,4 +417,18 @@ pf_rotate() {
   if ((${#files[@]} > keep)); then
     rm -f -- "${files[@]:0:${#files[@]}-keep}"
   fi
+}
+
+# Append LINE to DIR/prolog-failures.tsv, keeping the newest PF_FAILURES_KEEP lines, through a
+# new file renamed into place (a reader never sees half a line). Returns 1 if it cannot.
+pf_append_failure() {
+  local dir=$1 tmp="$1/.$PF_FAILURES.$$"
+  if {
+    if [[ -f $dir/$PF_FAILURES ]]; then tail -n $((PF_FAILURES_KEEP - 1)) -- "$dir/$PF_FAILURES"; fi
+    printf '%s\n' "$2"
+  } >"$tmp" 2>/dev/null && mv -f -- "$tmp" "$dir/$PF_FAILURES" 2>/dev/null; then
+    return 0
+  fi
+  rm -f -- "$tmp"
+  return 1
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Slurm HealthCheckProgram: run `preflight run` periodically and act on the verdict, since slurmd
 # leaves any action to the program. Unhealthy: drain the node with Reason="preflight: <reason>".
-# Healthy: resume the node, but only if it is drained with a reason starting "preflight:", so a
-# node drained by anyone else stays drained. See docs/slurm.md.
+# Healthy: resume the node, but only if it is drained with a reason starting "preflight:", or
+# with Slurm's "Prolog error" from a failure our prolog recorded (prolog-failures.tsv), and this
+# run covered the checks that prolog failed; a node drained by anyone else stays drained. See
+# docs/slurm.md.
 #
 # Exit codes: 0 the health check did its job (node healthy, drained, resumed, left alone, or the
 # run skipped); 1 a Slurm command it needed failed (the node's state could not be read or
@@ -17,6 +19,10 @@ source "${PF_SELF%/*}/common.sh"
 PF_SIGNAL_EXIT=0  # stopped before preflight ran: nothing was judged or changed, a skipped run
 
 readonly OUR_PREFIX="preflight:"
+# A "Prolog error" drain taken over keeps saying it came from the prolog: resuming it still
+# needs a run that covers the checks the prolog failed.
+readonly PROLOG_PREFIX="preflight: prolog: "
+readonly SLURM_PROLOG_REASON="Prolog error"
 
 # scontrol with an argument vector, bounded in time. Its output goes to stdout.
 scontrol_run() {
@@ -51,8 +57,95 @@ has_reason() {
   [[ $NODE_REASON == "$1" || $NODE_REASON == "$1 ["*@*"]"* ]]
 }
 
-# Healthy verdict: resume the node if, and only if, it is drained for a reason of ours. The
-# state is read now, after the run, so a drain by someone else during the run is respected.
+# The epoch seconds of the time stamp Slurm appends to a reason ("[user@2026-11-26T04:12:36]",
+# slurmctld's local time); returns 1 without one.
+reason_epoch() {
+  [[ $NODE_REASON =~ \[[^]@]*@([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})\] ]] ||
+    return 1
+  date -d "${BASH_REMATCH[1]}" +%s 2>/dev/null
+}
+
+# Markers of prologs that are gone without ending (slurmd's SIGKILL at its time limit) become
+# failure records of kind "killed". A marker whose prolog still runs is left alone.
+record_killed_prologs() {
+  local file epoch job node pid
+  for file in "$PREFLIGHT_STATE_DIR/$PF_RUNNING".*; do
+    [[ -f $file ]] || continue
+    epoch="" job="" node="" pid=""
+    IFS=$'\t' read -r epoch job node pid <"$file" 2>/dev/null || true
+    if [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null &&
+      grep -q prolog "/proc/$pid/cmdline" 2>/dev/null; then
+      continue
+    fi
+    if [[ $epoch =~ ^[0-9]{1,12}$ ]]; then
+      pf_append_failure "$PREFLIGHT_STATE_DIR" "$(printf '%s\t%s\t%s\t-\tkilled\t-\t%s' "$epoch" \
+        "$(pf_sanitize "$job" 32)" "$(pf_sanitize "$node" 255)" \
+        "the prolog was killed before it ended (by slurmd at PrologEpilogTimeout?)")" || true
+    fi
+    rm -f -- "$file"
+  done
+}
+
+# PROLOG_*: the failure our prolog recorded that explains this node's drain: for Slurm's "Prolog
+# error", the newest record within PF_DRAIN_BEFORE/PF_DRAIN_AFTER of the drain's time stamp (a
+# killed prolog's drain comes at Slurm's limit, up to a day after its start); for a reason we
+# took over ("preflight: prolog: ..."), the newest record. Returns 1 if none: then the drain
+# is not ours. Records of another node name are skipped.
+prolog_failure() {
+  local drained epoch job node rc kind checks reason after mode=window file
+  PROLOG_FOUND=0 PROLOG_JOB="" PROLOG_RC="" PROLOG_KIND="" PROLOG_CHECKS="" PROLOG_REASON=""
+  is_drained || return 1
+  if [[ $NODE_REASON == "$PROLOG_PREFIX"* ]]; then
+    mode=newest
+  elif ! has_reason "$SLURM_PROLOG_REASON"; then
+    return 1
+  fi
+  drained=$(reason_epoch) || return 1
+  # Also the default state directory: a prolog whose environment file broke before it named
+  # another one recorded its failure there.
+  local -a files=("$PREFLIGHT_STATE_DIR/$PF_FAILURES")
+  if [[ $PREFLIGHT_STATE_DIR != "$PF_DEFAULT_STATE_DIR" ]]; then
+    files+=("$PF_DEFAULT_STATE_DIR/$PF_FAILURES")
+  fi
+  while IFS=$'\t' read -r epoch job node rc kind checks reason; do
+    [[ $epoch =~ ^[0-9]{1,12}$ && $node == "$PREFLIGHT_NODENAME" ]] || continue
+    after=$PF_DRAIN_AFTER
+    if [[ $kind == killed ]]; then after=86400; fi
+    if [[ $mode == newest ]]; then
+      ((epoch <= drained + PF_DRAIN_BEFORE)) || continue
+    elif ((drained < epoch - PF_DRAIN_BEFORE || drained > epoch + after)); then
+      continue
+    fi
+    # Empty fields are written as "-": bash's read joins adjacent tabs.
+    if [[ $checks == - ]]; then checks=""; fi
+    PROLOG_FOUND=1 PROLOG_JOB=$job PROLOG_RC=$rc PROLOG_KIND=$kind PROLOG_CHECKS=$checks
+    PROLOG_REASON=$(pf_sanitize "$reason" "$PF_REASON_MAX")
+  done < <(for file in "${files[@]}"; do
+    if [[ -f $file ]]; then tail -n "$PF_FAILURES_KEEP" -- "$file" 2>/dev/null; fi
+  done | sort -n -k1,1)
+  ((PROLOG_FOUND))
+}
+
+# Whether this healthy run vouches for what the prolog found: a tool or configuration error, or
+# a killed prolog, says nothing against the node; a fault does only for the checks it failed,
+# and only if this run passed each of them (PF_V_CHECKS_OK).
+prolog_failure_covered() {
+  local check
+  [[ $PROLOG_KIND == fault ]] || return 0
+  [[ -n $PROLOG_CHECKS ]] || return 1
+  for check in ${PROLOG_CHECKS//,/ }; do
+    [[ ",$PF_V_CHECKS_OK," == *",$check,"* ]] || return 1
+  done
+}
+
+prolog_summary() {
+  printf 'job=%s exit=%s %s%s: %s' "$PROLOG_JOB" "$PROLOG_RC" "$PROLOG_KIND" \
+    "${PROLOG_CHECKS:+ ($PROLOG_CHECKS)}" "$PROLOG_REASON"
+}
+
+# Healthy verdict: resume the node if, and only if, it is drained for a reason of ours: one that
+# starts with "preflight:", or a prolog failure this run covers. The state is read now, after the
+# run, so a drain by someone else during the run is respected.
 act_healthy() {
   local what=$1
   if ! node_info; then
@@ -61,6 +154,8 @@ act_healthy() {
   fi
   if ! is_drained; then
     pf_log info "node=$PREFLIGHT_NODENAME $what action=none"
+  elif prolog_failure; then
+    act_prolog_drain "$what"
   elif ! is_ours; then
     pf_log info "node=$PREFLIGHT_NODENAME $what action=none: drained by someone else, left drained (reason: $NODE_REASON)"
   elif scontrol_run update "NodeName=$PREFLIGHT_NODENAME" State=RESUME >/dev/null; then
@@ -72,6 +167,33 @@ act_healthy() {
   exit 0
 }
 
+# A drain our prolog caused, on a healthy run: resume it when this run covers what the prolog
+# found; otherwise make its reason ours ("preflight: prolog: ..."), visible in `sinfo -R`, and
+# keep it drained until a run that covers it (PREFLIGHT_HEALTHCHECK_ARGS with those checks).
+act_prolog_drain() {
+  local what=$1 reason
+  if prolog_failure_covered; then
+    if scontrol_run update "NodeName=$PREFLIGHT_NODENAME" State=RESUME >/dev/null; then
+      pf_log notice "node=$PREFLIGHT_NODENAME $what action=resume (was: $NODE_REASON; prolog failure: $(prolog_summary))"
+      return 0
+    fi
+    pf_log err "node=$PREFLIGHT_NODENAME $what action=resume failed: scontrol update NodeName=$PREFLIGHT_NODENAME State=RESUME"
+    exit 1
+  fi
+  local why="the prolog failed ${PROLOG_CHECKS:-checks it did not name}; this run passed only ${PF_V_CHECKS_OK:-no check}"
+  if [[ $NODE_REASON == "$PROLOG_PREFIX"* ]]; then
+    pf_log info "node=$PREFLIGHT_NODENAME $what action=none: $why, left drained (reason: $NODE_REASON)"
+    return 0
+  fi
+  reason="$PROLOG_PREFIX$(pf_sanitize "$PROLOG_REASON" "$((PF_REASON_MAX - ${#PROLOG_PREFIX} + ${#OUR_PREFIX} + 1))")"
+  if scontrol_run update "NodeName=$PREFLIGHT_NODENAME" State=DRAIN "Reason=$reason" >/dev/null; then
+    pf_log warning "node=$PREFLIGHT_NODENAME $what action=takeover: $why, left drained with reason=$reason (was: $NODE_REASON)"
+    return 0
+  fi
+  pf_log err "node=$PREFLIGHT_NODENAME $what action=takeover failed: scontrol update could not set reason=$reason"
+  exit 1
+}
+
 # Unhealthy verdict or tool error: drain with "preflight: WHY". Left alone: a node that already
 # has a reason that is not ours (an admin's drain keeps its reason) and one already drained
 # with this very reason (so the reason's time stamp keeps saying when it started). If the
@@ -81,7 +203,7 @@ act_drain() {
   reason="$OUR_PREFIX $(pf_sanitize "$2" "$PF_REASON_MAX")"
   local -a cmd=(update "NodeName=$PREFLIGHT_NODENAME" State=DRAIN "Reason=$reason")
   if node_info; then
-    if [[ -n $NODE_REASON ]] && ! is_ours; then
+    if [[ -n $NODE_REASON ]] && ! is_ours && ! prolog_failure; then
       pf_log warning "node=$PREFLIGHT_NODENAME $what action=none: already has a reason that is not ours, kept (reason: $NODE_REASON); would drain with: $reason"
       exit 0
     fi
@@ -98,9 +220,38 @@ act_drain() {
   exit 1
 }
 
+# The health check's own metrics file beside preflight's (PREFLIGHT_PROM with "-healthcheck"
+# before ".prom"), written at every run: preflight_healthcheck_config_ok is 0 while the
+# environment file cannot be used. A broken file pushed to every node must show on a dashboard,
+# not only in each node's syslog. Only where PREFLIGHT_PROM is known (set before the error).
+hook_metrics() {
+  local ok=$1 file tmp
+  [[ ${PREFLIGHT_PROM:-} == /*.prom ]] || return 0
+  file="${PREFLIGHT_PROM%.prom}-healthcheck.prom"
+  tmp="$file.$$.tmp"  # not *.prom: node_exporter never reads it half-written
+  if printf '%s\n' \
+    "# HELP preflight_healthcheck_config_ok 1 when the health check could use its environment file, 0 when not (docs/slurm.md)" \
+    "# TYPE preflight_healthcheck_config_ok gauge" \
+    "preflight_healthcheck_config_ok $ok" \
+    "# HELP preflight_healthcheck_last_run_timestamp_seconds When the health check last ran" \
+    "# TYPE preflight_healthcheck_last_run_timestamp_seconds gauge" \
+    "preflight_healthcheck_last_run_timestamp_seconds $(date +%s)" >"$tmp" 2>/dev/null &&
+    mv -f -- "$tmp" "$file" 2>/dev/null; then
+    return 0
+  fi
+  rm -f -- "$tmp"
+}
+
+# A configuration error (common.sh logs it and exits 2 after this): not a node fault, so the
+# node is left as it is, but said loudly.
+pf_hook_config_error() {
+  hook_metrics 0
+}
+
 main() {
   pf_init
   pf_load_config
+  hook_metrics 1
   pf_split_args PREFLIGHT_HEALTHCHECK_ARGS
   local -a args=("${PF_ARGS[@]}")
   local deadline=$PREFLIGHT_HEALTHCHECK_TIMEOUT
@@ -119,6 +270,7 @@ main() {
     exit 0
   fi
 
+  record_killed_prologs
   pf_run_preflight "$deadline" "${args[@]}"
   pf_classify "$deadline"
   local saved=""

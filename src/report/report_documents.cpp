@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <initializer_list>
+
 #include "model/bounded_input.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/verdict.hpp"
@@ -63,6 +65,38 @@ bool has_entries(const Json& doc, const char* key) {
 std::size_t count_of(const Json& doc, const char* key) {
   const auto it = doc.find(key);
   return it != doc.end() && it->is_array() ? it->size() : 0;
+}
+
+bool is_check_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (const char c : name) {
+    const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || c == '.';
+    if (!word) return false;
+  }
+  return true;
+}
+
+// The names of the node verdict's checks whose status is one of STATUSES, comma-separated, in
+// the verdict's order. The Slurm health check compares them with what a failed prolog found
+// (docs/slurm.md): a name that could not be a check's (a comma, a blank, 65 characters) is left
+// out rather than let it split the list.
+std::string checks_with_status(const Json& doc, std::initializer_list<const char*> statuses) {
+  std::string out;
+  const auto checks = doc.find("checks");
+  if (checks == doc.end() || !checks->is_array()) return out;
+  for (const Json& check : *checks) {
+    if (!check.is_object()) continue;
+    const auto name_field = check.find("name");
+    if (name_field == check.end() || !name_field->is_string()) continue;
+    const std::string name = name_field->get<std::string>();
+    const std::string status = text_of(check, "status");
+    bool wanted = false;
+    for (const char* s : statuses) wanted = wanted || status == s;
+    if (!wanted || !is_check_name(name)) continue;
+    out += (out.empty() ? "" : ",") + name;
+  }
+  return out;
 }
 
 }  // namespace
@@ -127,6 +161,10 @@ std::string report_fields_tsv(const ReportDocument& document) {
   field("exit_code", text_of(doc, "exit_code"));
   field("reason", text_of(doc, "reason"));
   field("injected", has_entries(doc, "injected_faults") ? "1" : "0");
+  if (!fleet) {
+    field("checks_ok", checks_with_status(doc, {"pass", "warn"}));
+    field("checks_failed", checks_with_status(doc, {"fail"}));
+  }
   if (fleet) {
     std::size_t healthy = 0;
     if (const auto nodes = doc.find("nodes"); nodes != doc.end() && nodes->is_array()) {

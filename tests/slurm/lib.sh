@@ -45,7 +45,8 @@ t_setup() {
   qt=$(printf '%q' "$T")
 
   # scontrol: one line per call, "argc=N" and each argument %q-quoted; `-o show node NAME`
-  # prints $T/node.line (exit 1 without it); `update` exits with $T/update.rc (default 0).
+  # prints $T/node.line (exit 1 without it); `update` exits with $T/update.rc (default 0);
+  # `show config` prints $T/config.out (exit 1 without it, as with slurmctld down).
   cat >"$T/stubs/scontrol" <<EOF
 #!/bin/bash
 T=$qt
@@ -56,6 +57,11 @@ if [[ \$# -eq 4 && \$1 == -o && \$2 == show && \$3 == node ]]; then
   exit 0
 fi
 if [[ \$1 == update ]]; then exit "\$(cat "\$T/update.rc" 2>/dev/null || echo 0)"; fi
+if [[ \$# -eq 2 && \$1 == show && \$2 == config ]]; then
+  [[ -f \$T/config.out ]] || { echo "slurm_load_ctl_conf error: Unable to contact slurm controller" >&2; exit 1; }
+  cat "\$T/config.out"
+  exit 0
+fi
 echo "stand-in scontrol: unexpected call" >&2
 exit 1
 EOF
@@ -87,6 +93,7 @@ case \$(cat "\$T/fake.mode") in
   exit3) echo "preflight: internal error: \"boom\" \\\`x\\\`" >&2; exit 3 ;;
   exit0-no-verdict) exit 0 ;;
   verdict1|raw-tsv) cp "\$T/crafted.json" "\$json"; exit 1 ;;
+  verdict0) cp "\$T/crafted.json" "\$json"; exit 0 ;;
 esac
 exit 99
 EOF
@@ -104,7 +111,8 @@ exec $(printf '%q' "$(PATH=/usr/bin:/bin command -v timeout)") "\$@"
 EOF
   chmod +x "$T/stubs/scontrol" "$T/stubs/logger" "$T/stubs/timeout" "$T/fake-preflight"
   t_config "PREFLIGHT_BIN=$(printf '%q' "$T_BIN")" "PREFLIGHT_STATE_DIR=$(printf '%q' "$T/state")" \
-    'PREFLIGHT_PROLOG_ARGS="--expect-gpus 0"' 'PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 0"'
+    'PREFLIGHT_PROLOG_ARGS="--expect-gpus 0"' 'PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 0"' \
+    'PREFLIGHT_SLURM_PROLOG_TIMEOUT=none'
   t_node "State=IDLE"
 }
 
@@ -127,6 +135,7 @@ t_hook() {
   start=$(date +%s%N)
   T_RC=0
   (cd "$T" && env -i PATH="$T/stubs:/usr/bin:/bin" HOME="$T" PREFLIGHT_CONFIG="$T/preflight.conf" \
+    PREFLIGHT_TEST_DEFAULT_STATE_DIR="$T/default-state" \
     SLURMD_NODENAME="$T_NODE" SLURM_JOB_ID=4242 PREFLIGHT_NVML_LIBRARY=/nonexistent \
     CUDA_VISIBLE_DEVICES= NVIDIA_VISIBLE_DEVICES=none "$@" \
     bash "$T_HOOKS/$hook.sh" >"$T/hook.out" 2>"$T/hook.err") || T_RC=$?
@@ -267,4 +276,19 @@ t_dispatch() {
   declare -F "case_$name" >/dev/null || t_fail "no test case '$name'"
   "case_$name" "$@"
   printf 'ok: %s\n' "$name"
+}
+
+# t_now_stamp [SECONDS_AGO]: a time stamp as Slurm appends it to a reason ("2026-11-26T04:12:36",
+# local time), now or that many seconds ago.
+t_now_stamp() {
+  date -d "@$(($(date +%s) - ${1:-0}))" +%Y-%m-%dT%H:%M:%S
+}
+
+# t_failure_record KIND CHECKS REASON [SECONDS_AGO]: a line of the prolog's failure records in
+# the state directory, as prolog.sh writes it (node01, job 4241, exit by kind; no checks: "-").
+t_failure_record() {
+  local rc=3
+  case $1 in fault) rc=1 ;; config) rc=2 ;; killed) rc=- ;; esac
+  printf '%s\t4241\t%s\t%s\t%s\t%s\t%s\n' "$(($(date +%s) - ${4:-0}))" "$T_NODE" "$rc" "$1" \
+    "${2:--}" "$3" >>"$T/state/prolog-failures.tsv"
 }

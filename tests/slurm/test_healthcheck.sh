@@ -231,12 +231,13 @@ case_scontrol_failure() {
 case_drill() {
   # 10 s: preflight's --timeout 5 holds the floor of a node without GPUs (4 s, docs/plan.md).
   t_hook healthcheck PREFLIGHT_HEALTHCHECK_TIMEOUT=10 \
-    PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 0 --inject-fault hang@check=inventory"
+    PREFLIGHT_HEALTHCHECK_ARGS="--checks inventory --expect-gpus 0 --inject-fault hang@check=inventory"
   t_expect_rc 0
   t_expect_max_seconds 16
   local drain
   drain=$(sed -n 3p "$T/scontrol.calls")
-  [[ $drain == "argc=4 update NodeName=node01 State=DRAIN Reason=preflight:\\ injected\\ fault:\\ "* ]] ||
+  # The code docs/slurm.md's drill names: CHECK_TIMEOUT, not RUN_INCOMPLETE.
+  [[ $drain == "argc=4 update NodeName=node01 State=DRAIN Reason=preflight:\\ injected\\ fault:\\ inventory:\\ CHECK_TIMEOUT\\ "* ]] ||
     t_fail "not drained for the injected fault: $drain"
   local reason
   reason=$(t_field "$T/state/healthcheck.json" reason)
@@ -245,6 +246,107 @@ case_drill() {
   t_hook healthcheck
   t_expect_rc 0
   t_expect_scontrol "$SHOW" "$SHOW" "$(t_argv update NodeName=node01 State=RESUME)"
+}
+
+# A "Prolog error" drain our prolog recorded: a healthy run that covers the failed check
+# resumes it, naming the prolog's failure; so do a tool error, a configuration error and a
+# killed prolog, which say nothing against the node.
+case_resume_prolog_error_drain() {
+  t_failure_record fault inventory "inventory: NO_GPU_VISIBLE no GPU" 5
+  t_node "State=IDLE+DRAIN Reason=Prolog error [root@$(t_now_stamp 0)]"
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--checks inventory --expect-gpus 0"
+  t_expect_rc 0
+  t_expect_scontrol "$SHOW" "$SHOW" "$(t_argv update NodeName=node01 State=RESUME)"
+  t_expect_syslog "healthcheck: node=node01 verdict=pass exit=0 action=resume (was: Prolog error *; prolog failure: job=4241 exit=1 fault (inventory): inventory: NO_GPU_VISIBLE no GPU)"
+  local kind
+  for kind in tool config; do
+    rm "$T/state/prolog-failures.tsv"
+    t_failure_record "$kind" "" "tool error: exit 3 (internal error)" 5
+    t_reset_records
+    t_hook healthcheck
+    t_expect_scontrol "$SHOW" "$SHOW" "$(t_argv update NodeName=node01 State=RESUME)"
+  done
+  # A marker of a prolog that is gone (killed) becomes a record; a drain a minute later matches.
+  rm "$T/state/prolog-failures.tsv"
+  sleep 0 &
+  local gone=$!
+  wait "$gone"
+  printf '%s\t4250\tnode01\t%s\n' "$(($(date +%s) - 60))" "$gone" >"$T/state/prolog.running.$gone"
+  t_reset_records
+  t_hook healthcheck
+  t_expect_scontrol "$SHOW" "$SHOW" "$(t_argv update NodeName=node01 State=RESUME)"
+  t_expect_syslog "* action=resume (was: Prolog error *; prolog failure: job=4250 exit=- killed: the prolog was killed before it ended *)"
+  t_expect_no_file "$T/state/prolog.running.$gone"
+}
+
+# A prolog fault this run does not cover (the prolog failed gemm, the health check runs only
+# inventory): the drain is taken over, reason "preflight: prolog: ...", and stays; a later run
+# that covers it resumes it.
+case_prolog_error_not_covered() {
+  t_failure_record fault gemm "gemm: gpu1 GEMM_MISMATCH 3 elements differ" 5
+  t_node "State=IDLE+DRAIN Reason=Prolog error [root@$(t_now_stamp 0)]"
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--checks inventory --expect-gpus 0"
+  t_expect_rc 0
+  t_expect_scontrol "$SHOW" "$SHOW" \
+    "$(t_argv update NodeName=node01 State=DRAIN "Reason=preflight: prolog: gemm: gpu1 GEMM_MISMATCH 3 elements differ")"
+  t_expect_syslog "* action=takeover: the prolog failed gemm; this run passed only inventory, left drained with reason=preflight: prolog: gemm: gpu1 * (was: Prolog error *)"
+  # Taken over: later runs that do not cover it leave it; the record is found at any age.
+  t_node "State=IDLE+DRAIN Reason=preflight: prolog: gemm: gpu1 GEMM_MISMATCH 3 elements differ [root@$(t_now_stamp 0)]"
+  t_reset_records
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--checks inventory --expect-gpus 0"
+  t_expect_scontrol "$SHOW" "$SHOW"
+  t_expect_syslog "* action=none: the prolog failed gemm; this run passed only inventory, left drained (reason: preflight: prolog: gemm: *"
+  # A run whose checks include gemm and pass it resumes: here a crafted verdict from a stand-in.
+  sed 's/"name": "inventory"/"name": "gemm"/' "$T/state/healthcheck.json" >"$T/crafted.json"
+  grep -q '"name": "gemm"' "$T/crafted.json" || t_fail "no crafted verdict"
+  t_fake verdict0
+  t_reset_records
+  t_hook healthcheck
+  t_expect_scontrol "$SHOW" "$SHOW" "$(t_argv update NodeName=node01 State=RESUME)"
+}
+
+# A "Prolog error" with no record near its time is someone else's (another prolog, a record
+# from long ago, another node's record): left drained. An unhealthy run takes a matched one over.
+case_unmatched_prolog_error_kept() {
+  t_failure_record fault inventory "inventory: old" 7200
+  printf '%s\t4241\tnode02\t1\tfault\tinventory\tother node\n' "$(date +%s)" \
+    >>"$T/state/prolog-failures.tsv"
+  t_node "State=IDLE+DRAIN Reason=Prolog error [root@$(t_now_stamp 0)]"
+  t_hook healthcheck
+  t_expect_scontrol "$SHOW" "$SHOW"
+  t_expect_syslog "* action=none: drained by someone else, left drained (reason: Prolog error *"
+  # Unhealthy: kept too (not ours) ...
+  t_reset_records
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 1"
+  t_expect_scontrol "$SHOW" "$SHOW"
+  # ... but a matched one is taken over with this run's reason.
+  t_failure_record tool "" "did not finish within 120 s" 3
+  t_reset_records
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 1"
+  local reason
+  reason=$(t_field "$T/state/healthcheck.json" reason)
+  t_expect_scontrol "$SHOW" "$SHOW" \
+    "$(t_argv update NodeName=node01 State=DRAIN "Reason=preflight: $reason")"
+}
+
+# A broken environment file is said loudly: the syslog line, and the health check's metrics
+# file beside PREFLIGHT_PROM (config_ok 0), which the next good run sets back to 1.
+case_config_error_metrics() {
+  mkdir "$T/textfile"
+  local prom="$T/textfile/preflight.prom" metrics="$T/textfile/preflight-healthcheck.prom"
+  printf 'PREFLIGHT_PROM=%q\nPREFLIGHT_HEALTHCHECK_TIMEOUT=(\n' "$prom" >"$T/broken.conf"
+  t_hook healthcheck PREFLIGHT_CONFIG="$T/broken.conf"
+  t_expect_rc 2
+  t_expect_no_scontrol
+  t_expect_syslog "healthcheck: configuration error: $T/broken.conf failed *"
+  grep -qx 'preflight_healthcheck_config_ok 0' "$metrics" || t_fail "metrics: $(cat "$metrics")"
+  grep -q '^preflight_healthcheck_last_run_timestamp_seconds [0-9]*$' "$metrics" ||
+    t_fail "no run time stamp"
+  [[ -z $(find "$T/textfile" -name '*.tmp' -print -quit) ]] || t_fail "temporary file left"
+  t_reset_records
+  t_hook healthcheck PREFLIGHT_PROM="$prom" PREFLIGHT_HEALTHCHECK_ARGS="--checks inventory --expect-gpus 0"
+  t_expect_rc 0
+  grep -qx 'preflight_healthcheck_config_ok 1' "$metrics" || t_fail "metrics: $(cat "$metrics")"
 }
 
 t_setup "$2"

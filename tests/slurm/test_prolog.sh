@@ -133,14 +133,14 @@ case_config_errors() {
     t_reset_records
     t_hook prolog "${item%%|*}"
     t_expect_rc 2
-    t_expect_syslog "prolog: configuration error: ${item#*|}"
+    t_expect_syslog "prolog: node=* job=4242 verdict=none exit=2 reason=configuration error: ${item#*|}; prolog fails, slurmd drains the node and requeues the job"
   done
   # A file that is not valid shell.
   t_reset_records
   printf 'PREFLIGHT_TIMEOUT=30\nif then\n' >"$T/broken.conf"
   t_hook prolog PREFLIGHT_CONFIG="$T/broken.conf"
   t_expect_rc 2
-  t_expect_syslog "prolog: configuration error: $T/broken.conf failed *"
+  t_expect_syslog "prolog: node=node01 job=4242 verdict=none exit=2 reason=configuration error: $T/broken.conf failed *"
   t_expect_no_file "$T/state/prolog.json"
   t_expect_no_file "$T/state/lock"
 }
@@ -282,6 +282,7 @@ case_lock_busy() {
 case_sigterm() {
   cd "$T"
   env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
+    PREFLIGHT_TEST_DEFAULT_STATE_DIR="$T/default-state" \
     SLURMD_NODENAME=node01 PREFLIGHT_NVML_LIBRARY=/nonexistent CUDA_VISIBLE_DEVICES= \
     PREFLIGHT_TIMEOUT=120 PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --inject-fault hang@check=inventory" \
     bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
@@ -301,6 +302,7 @@ case_sigterm() {
   exec {fd}>>"$T/state/lock"
   flock "$fd"
   env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
+    PREFLIGHT_TEST_DEFAULT_STATE_DIR="$T/default-state" \
     SLURMD_NODENAME=node01 PREFLIGHT_LOCK_WAIT=60 bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
   pid=$!
   t_wait_child "$pid" flock
@@ -326,6 +328,138 @@ case_prom() {
   t_hook prolog PREFLIGHT_PROM="$T/textfile/preflight.prom"
   t_expect_rc 0
   t_expect_file "$T/textfile/preflight.prom"
+}
+
+# Every failure the prolog causes is recorded (time, job, node, exit, kind, failed checks,
+# reason) for the health check; a healthy run adds nothing and no marker stays behind.
+case_failure_record() {
+  t_hook prolog
+  t_expect_rc 0
+  t_expect_no_file "$T/state/prolog-failures.tsv"
+  t_hook prolog PREFLIGHT_PROLOG_ARGS="--expect-gpus 1"
+  t_expect_rc 1
+  local epoch job node rc kind checks reason
+  IFS=$'\t' read -r epoch job node rc kind checks reason <"$T/state/prolog-failures.tsv"
+  ((epoch >= $(date +%s) - 60)) || t_fail "record time $epoch"
+  [[ $job == 4242 && $node == node01 && $rc == 1 && $kind == fault && $checks == inventory ]] ||
+    t_fail "record: $(cat "$T/state/prolog-failures.tsv")"
+  [[ $reason == "$(t_field "$T/state/prolog.json" reason)" ]] || t_fail "record reason '$reason'"
+  # A tool error and a configuration error are recorded with their kind.
+  t_fake exit3
+  t_hook prolog
+  t_expect_rc 3
+  t_hook prolog PREFLIGHT_TIMEOUT=0
+  t_expect_rc 2
+  [[ $(cut -f4,5 "$T/state/prolog-failures.tsv" | paste -sd' ') == "1	fault 3	tool 2	config" ]] ||
+    t_fail "records: $(cat "$T/state/prolog-failures.tsv")"
+  [[ $(cut -f7 "$T/state/prolog-failures.tsv" | sed -n 3p) == "configuration error: PREFLIGHT_TIMEOUT=0: "* ]] ||
+    t_fail "config record: $(sed -n 3p "$T/state/prolog-failures.tsv")"
+  [[ -z $(find "$T/state" -name 'prolog.running.*' -print -quit) ]] || t_fail "marker left"
+  # At most 20 records, the newest kept.
+  for _ in $(seq 1 25); do t_hook prolog PREFLIGHT_TIMEOUT=0; done
+  (($(wc -l <"$T/state/prolog-failures.tsv") == 20)) || t_fail "records not capped at 20"
+  [[ $(cut -f5 "$T/state/prolog-failures.tsv" | sort -u) == config ]] || t_fail "oldest not dropped"
+}
+
+# A configuration error follows PREFLIGHT_PROLOG_ON_TOOL_ERROR when the file set it: pass lets
+# the job start (exit 0, a warning, no record).
+case_config_error_pass() {
+  t_hook prolog PREFLIGHT_TIMEOUT=0 PREFLIGHT_PROLOG_ON_TOOL_ERROR=pass
+  t_expect_rc 0
+  t_expect_syslog "prolog: node=node01 job=4242 verdict=none exit=0 reason=configuration error: PREFLIGHT_TIMEOUT=0: *; job allowed to start (PREFLIGHT_PROLOG_ON_TOOL_ERROR=pass)"
+  t_expect_no_file "$T/state/prolog-failures.tsv"
+  t_reset_records
+  printf 'PREFLIGHT_PROLOG_ON_TOOL_ERROR=pass\nPREFLIGHT_TIMEOUT=(\n' >"$T/broken.conf"
+  t_hook prolog PREFLIGHT_CONFIG="$T/broken.conf"
+  t_expect_rc 0
+  t_expect_syslog "prolog: * exit=0 reason=configuration error: $T/broken.conf failed *"
+  # Without the policy in the file: exit 2, recorded in the default state directory (the file
+  # broke before it named one).
+  t_reset_records
+  printf 'PREFLIGHT_TIMEOUT=(\n' >"$T/broken.conf"
+  t_hook prolog PREFLIGHT_CONFIG="$T/broken.conf"
+  t_expect_rc 2
+  t_expect_syslog "prolog: node=node01 job=4242 verdict=none exit=2 reason=configuration error: *; prolog fails, *"
+  [[ $(cut -f3,5 "$T/default-state/prolog-failures.tsv") == "node01	config" ]] || t_fail "not recorded"
+  t_expect_no_file "$T/state/prolog-failures.tsv"
+}
+
+# PREFLIGHT_SLURM_PROLOG_TIMEOUT=auto reads Slurm's limit once an hour; a PREFLIGHT_TIMEOUT that
+# would overrun it is cut (with a warning) so that the verdict is saved before slurmd kills.
+case_slurm_limit() {
+  printf '%s\n' 'Configuration data as of 2026-11-26T04:12:41' 'MessageTimeout          = 10 sec' \
+    'PrologEpilogTimeout     = 30' 'PrologFlags             = Alloc' >"$T/config.out"
+  # A hang: preflight's deadline is cut to 30 - 18 = 12 s (its --timeout 7), so it ends with
+  # a verdict within about 8 s, long before the Slurm limit of 30 s.
+  t_hook prolog PREFLIGHT_SLURM_PROLOG_TIMEOUT=auto PREFLIGHT_TIMEOUT=120 \
+    PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --inject-fault hang@check=inventory"
+  t_expect_rc 1
+  t_expect_max_seconds $((30 - 18 + T_SLACK))
+  [[ $(wc -l <"$T/syslog") == 2 ]] || t_fail "expected the warning and the verdict line"
+  grep -q "PREFLIGHT_LOCK_WAIT + PREFLIGHT_TIMEOUT + 18 = 188 s is more than the Slurm prolog limit of 30 s (scontrol show config)" \
+    "$T/syslog" || t_fail "no warning: $(cat "$T/syslog")"
+  # 12 s less the seconds the prolog took to get there (one or two on a busy machine).
+  local cut
+  cut=$(sed -n 's/.*verdict=fail exit=1 .*(deadline cut to \([0-9]*\) s by the Slurm prolog limit of 30 s).*/\1/p' \
+    "$T/syslog")
+  if [[ -z $cut ]] || ((cut < 9 || cut > 12)); then t_fail "no cut noted: $(cat "$T/syslog")"; fi
+  t_expect_file "$T/state/prolog.json"
+  [[ $(cat "$T/state/slurm-prolog-timeout") == 30 ]] || t_fail "limit not kept"
+  grep -Eq "\"timeout_s\": $((cut - 5))(\\.0+)?,?\$" "$T/state/prolog.json" ||
+    t_fail "preflight did not get --timeout $((cut - 5))"
+  # Within the hour the kept value is used: no scontrol call.
+  t_reset_records
+  t_hook prolog PREFLIGHT_SLURM_PROLOG_TIMEOUT=auto PREFLIGHT_TIMEOUT=10 PREFLIGHT_LOCK_WAIT=0
+  t_expect_rc 0
+  t_expect_no_scontrol
+  t_expect_syslog "prolog: * verdict=pass exit=0 *"
+  # An hour old: read again; slurmctld unreachable: PREFLIGHT_TIMEOUT alone, no warning.
+  touch -d '2 hours ago' "$T/state/slurm-prolog-timeout"
+  rm "$T/config.out"
+  t_reset_records
+  t_hook prolog PREFLIGHT_SLURM_PROLOG_TIMEOUT=auto
+  t_expect_rc 0
+  t_expect_scontrol "$(t_argv show config)"
+  t_expect_syslog "prolog: * verdict=pass exit=0 *"
+  # No limit in slurm.conf (65534 in scontrol's output) and PrologTimeout, where it exists, wins.
+  printf '%s\n' 'PrologEpilogTimeout     = 65534' >"$T/config.out"
+  rm -f "$T/state/slurm-prolog-timeout"
+  t_hook prolog PREFLIGHT_SLURM_PROLOG_TIMEOUT=auto
+  [[ $(cat "$T/state/slurm-prolog-timeout") == none ]] || t_fail "65534 is no limit"
+  printf '%s\n' 'PrologEpilogTimeout     = 600' 'PrologTimeout           = 100' >"$T/config.out"
+  rm -f "$T/state/slurm-prolog-timeout"
+  t_hook prolog PREFLIGHT_SLURM_PROLOG_TIMEOUT=auto
+  [[ $(cat "$T/state/slurm-prolog-timeout") == 100 ]] || t_fail "PrologTimeout not preferred"
+}
+
+# A limit that leaves preflight less than 6 s is a tool error before anything runs.
+case_slurm_limit_too_small() {
+  t_hook prolog PREFLIGHT_SLURM_PROLOG_TIMEOUT=20
+  t_expect_rc 3
+  t_expect_no_file "$T/fake.calls"
+  # 20 - 18 = 2 s, less the second or two a busy machine takes to get there.
+  grep -Eq "reason=tool error: the Slurm prolog limit of 20 s \(PREFLIGHT_SLURM_PROLOG_TIMEOUT\) leaves -?[0-2] s for preflight, less than 6;" \
+    "$T/syslog" || t_fail "syslog: $(cat "$T/syslog")"
+  t_hook prolog PREFLIGHT_SLURM_PROLOG_TIMEOUT=0
+  t_expect_rc 2
+}
+
+# A prolog killed with SIGKILL (slurmd at its limit) leaves its marker for the health check.
+case_killed_leaves_marker() {
+  t_fake stuck
+  env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
+    PREFLIGHT_TEST_DEFAULT_STATE_DIR="$T/default-state" \
+    SLURMD_NODENAME=node01 SLURM_JOB_ID=4243 bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
+  local pid=$!
+  t_wait_child "$pid" timeout
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null || true
+  local marker="$T/state/prolog.running.$pid"
+  t_expect_file "$marker"
+  local epoch job node mpid
+  IFS=$'\t' read -r epoch job node mpid <"$marker"
+  [[ $job == 4243 && $node == node01 && $mpid == "$pid" ]] || t_fail "marker: $(cat "$marker")"
+  t_expect_no_file "$T/state/prolog-failures.tsv"
 }
 
 t_setup "$2"

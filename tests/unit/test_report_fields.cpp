@@ -59,7 +59,25 @@ TEST_CASE("report fields: a node verdict, with a hostile reason made one line") 
   CHECK(f.at("exit_code") == "1");
   CHECK(f.at("reason") == "inventory: gpu3 X Y Z");
   CHECK(f.at("injected") == "1");
+  CHECK(f.at("checks_ok").empty());
+  CHECK(f.at("checks_failed").empty());
   CHECK(f.count("exclude") == 0);
+}
+
+TEST_CASE("report fields: a node verdict lists its checks that passed and failed") {
+  ReportDocument d;
+  d.path = "v.json";
+  d.kind = DocumentKind::node_verdict;
+  d.doc = nlohmann::ordered_json::parse(R"({
+    "schema": "preflight.verdict/1", "verdict": "fail", "exit_code": 1,
+    "checks": [{"name": "inventory", "status": "pass"}, {"name": "gemm", "status": "fail"},
+               {"name": "hbm", "status": "warn"}, {"name": "rdma", "status": "skip"},
+               {"name": "nccl", "status": "fail"}, {"name": "a,b", "status": "fail"},
+               {"name": "x y", "status": "pass"}, {"name": 7, "status": "fail"}, 3,
+               {"status": "pass"}]})");
+  const auto f = fields(d);
+  CHECK(f.at("checks_ok") == "inventory,hbm");
+  CHECK(f.at("checks_failed") == "gemm,nccl");
 }
 
 TEST_CASE("report fields: a fleet verdict counts its nodes and gives the exclude list") {
@@ -83,6 +101,7 @@ TEST_CASE("report fields: a fleet verdict counts its nodes and gives the exclude
   CHECK(f.at("ambiguous") == "0");
   CHECK(f.at("exclude") == "n1,n3");
   CHECK(f.at("injected") == "0");
+  CHECK(f.count("checks_ok") == 0);
 }
 
 TEST_CASE("report fields: missing or mistyped fields are empty, never an exception") {
