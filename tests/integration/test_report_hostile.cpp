@@ -19,6 +19,10 @@ namespace {
 // The bounded read refuses at once; a second is far above that even with every core busy, and
 // the 10 s wait only bounds a test that would otherwise hang.
 constexpr double kRefusedWithin = 1.0;
+// Stdin is refused only after 64 MiB have been read and counted: work that a busy machine slows
+// (1.6 s measured with stress-ng on both cores, against 0.13 s idle). The endless /dev/zero
+// already proves the read stops at the limit; this bound only says it stops soon after.
+constexpr double kStdinRefusedWithin = 5.0;
 constexpr double kWaitAtMost = 10.0;
 
 struct HostileInput {
@@ -95,7 +99,7 @@ TEST_CASE("report hostile: stdin is read up to the size limit, never to its end"
   INFO(r.describe() << "\nstderr:\n" << r.err);
   REQUIRE(r.exited());
   CHECK(r.exit_code == 2);
-  CHECK(r.elapsed_s < kRefusedWithin);
+  CHECK(r.elapsed_s < kStdinRefusedWithin);
   check_one_line(r);
   CHECK(r.err.find("stdin: larger than 64 MiB") != std::string::npos);
 }

@@ -1,8 +1,11 @@
 #include "fleet/mpi/fleet_command.hpp"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 
+#include "fleet/logic/fleet_launch.hpp"
 #include "fleet/logic/fleet_planner.hpp"
 #include "fleet/mpi/fleet_run.hpp"
 #include "model/host_info.hpp"
@@ -139,6 +142,12 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
   run.start = SteadyClock::now();
   run.started_at = utc_iso8601(std::chrono::system_clock::now());
   run.host = host_name();
+  // Before MPI_Init: a launcher Open MPI cannot start under makes MPI_Init print a page and exit
+  // 1, which reads as "a node is faulty". Every task is refused the same way (exit 3).
+  if (const auto refusal = mpi_launch_refusal(environment_from(environ))) {
+    if (refusal->print) std::fprintf(stderr, "%s\n", refusal->message.c_str());
+    return {kExitInternalError, false};
+  }
   std::unique_ptr<MpiLink> link;
   try {
     link = std::make_unique<MpiLink>(&argc, &argv);
