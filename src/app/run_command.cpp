@@ -22,6 +22,7 @@
 #include "report/prometheus.hpp"
 #include "report/report.hpp"
 #include "run/burnin.hpp"
+#include "run/drill_coverage.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
 #include "run/supervisor.hpp"
@@ -196,9 +197,15 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   std::vector<Verdict> passes;
   const auto run_started = SteadyClock::now();
   std::string signal;  // what stopped the run, for its verdict
+  // Judged over every pass, once the run is over: a fault may be exercised in any pass it is
+  // active in, and one whose check was skipped in all of them is one finding, not one per pass.
+  const std::vector<DrilledFault> drilled = drilled_checks(faults, registry);
   const auto final_verdict = [&](const std::vector<Verdict>& done, const std::string& why) {
-    if (!request.repeated()) return done.back();
-    return combine_passes(done, request, why, seconds_since(run_started), args.strict, signal);
+    Verdict v = request.repeated() ? combine_passes(done, request, why, seconds_since(run_started),
+                                                    args.strict, signal)
+                                   : done.back();
+    add_unexercised_faults(v, drilled, done, args.strict);
+    return v;
   };
 
   std::string stopped_by;

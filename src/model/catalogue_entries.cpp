@@ -31,6 +31,11 @@ const std::vector<FindingSpec>& finding_catalogue_entries() {
        "Listing the GPUs through NVML and CUDA did not finish within its deadline.",
        "The driver is not answering: check nvidia-smi and dmesg for Xid errors; reset the GPUs or "
        "reboot the node."},
+      {"INJECTED_FAULT_NOT_EXERCISED", Severity::warn,
+       "An --inject-fault drill tested nothing: the check its fault acts in was skipped or not run "
+       "(a GPU check on a node without GPUs), or the pass it starts in never came.",
+       "Run the drill where the check runs (a GPU node), or drill a check that runs here "
+       "(inventory); a from-pass=N fault needs a burn-in that reaches pass N."},
 
       // inventory: GPUs and driver visible.
       {"NO_GPU_VISIBLE", Severity::fail,

@@ -100,6 +100,29 @@ TEST_CASE("burnin: a fault from pass 3 fails pass 3, and the verdict says so", "
   CHECK(v["reason"].get<std::string>().rfind("injected fault: pass 3/3: ", 0) == 0);
 }
 
+TEST_CASE("burnin: a drill skipped in every pass is one warning, not one per pass", "[burnin]") {
+  TempDir dir;
+  const RunResult r = run_preflight({"run", "--expect-gpus", "0", "--repeat", "3", "--inject-fault",
+                                     "hang@check=gemm", "--json", dir.file("v.json")},
+                                    no_gpu_options());
+  INFO(describe(r));
+  REQUIRE(r.exited());
+  CHECK(r.exit_code == 0);
+  const json v = verdict_of(dir);
+  CHECK(v["verdict"] == "warn");
+  REQUIRE(v["findings"].size() == 1);
+  CHECK(v["findings"][0]["code"] == "INJECTED_FAULT_NOT_EXERCISED");
+  CHECK_THAT(v["findings"][0]["message"].get<std::string>(),
+             Catch::Contains("gemm was skipped in all 3 passes (no GPU"));
+  CHECK(v["first_failed_pass"].is_null());
+  REQUIRE(v["passes"].size() == 3);
+  for (const json& p : v["passes"]) {
+    CHECK(p["verdict"] == "pass");
+    CHECK(p["findings"].empty());
+  }
+  CHECK_THAT(r.out, Catch::Contains("INJECTED_FAULT_NOT_EXERCISED [injected]"));
+}
+
 TEST_CASE("burnin: --stop-on-fail ends at the first unhealthy pass", "[burnin]") {
   TempDir dir;
   // No GPU while one is expected: every pass fails, and the first one stops the run.

@@ -172,6 +172,52 @@ TEST_CASE("run: --strict does not change a passing verdict", "[run]") {
   CHECK(v["reason"] == "");
 }
 
+TEST_CASE("run: a drill whose check is skipped is no pass: warn, and fail with --strict",
+          "[run][drill]") {
+  TempDir dir;
+  const std::vector<std::string> drill = {"run", "--expect-gpus", "0", "--inject-fault",
+                                          "hang@check=gemm"};
+  const json v = run_for_verdict(dir, drill, 0);
+  INFO(v.dump(2));
+  CHECK(v["verdict"] == "warn");
+  CHECK(v["injected_faults"] == json::array({"hang@check=gemm"}));
+  CHECK((*find_check(v, "gemm"))["status"] == "skip");
+  REQUIRE(v["findings"].size() == 1);
+  const json& f = v["findings"][0];
+  CHECK(f["code"] == "INJECTED_FAULT_NOT_EXERCISED");
+  CHECK(f["severity"] == "warn");
+  CHECK(f["entity"] == "node");
+  CHECK(f["injected"] == true);
+  CHECK(f["message"] ==
+        "--inject-fault 'hang@check=gemm' was not exercised: gemm was skipped (no GPU on this "
+        "node (--expect-gpus 0))");
+  CHECK_THAT(v["reason"].get<std::string>(),
+             Catch::StartsWith("injected fault: INJECTED_FAULT_NOT_EXERCISED --inject-fault "
+                               "hang@check=gemm was not exercised: gemm was skipped"));
+
+  std::vector<std::string> strict = drill;
+  strict.push_back("--strict");
+  const json s = run_for_verdict(dir, strict, 1);
+  CHECK(s["verdict"] == "warn");
+  CHECK(s["findings"][0]["code"] == "INJECTED_FAULT_NOT_EXERCISED");
+}
+
+TEST_CASE("run: a drill of a check that runs fails by its own finding and says nothing more",
+          "[run][drill]") {
+  TempDir dir;
+  const json v = run_for_verdict(dir,
+                                 {"run", "--checks", "inventory", "--expect-gpus", "0", "--timeout",
+                                  "4", "--inject-fault", "hang@check=inventory"},
+                                 1);
+  INFO(v.dump(2));
+  CHECK(v["verdict"] == "fail");
+  const json* inventory = find_check(v, "inventory");
+  REQUIRE(inventory != nullptr);
+  CHECK(find_finding((*inventory)["findings"], "CHECK_TIMEOUT") != nullptr);
+  CHECK(v["findings"].empty());
+  CHECK(v.dump().find("INJECTED_FAULT_NOT_EXERCISED") == std::string::npos);
+}
+
 TEST_CASE("run: list names every check, profile and fault kind", "[list]") {
   const RunResult r = preflight({"list"});
   INFO(r.describe() << "\n" << r.out << r.err);

@@ -1,9 +1,13 @@
+// Fault specs: parsing, the plan, and drills that tested nothing (run/drill_coverage.hpp).
 #include <catch2/catch.hpp>
 
 #include "checks/inventory/inventory_faults.hpp"
+#include "preflight/catalogue.hpp"
 #include "preflight/check.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/faults.hpp"
+#include "run/burnin.hpp"
+#include "run/drill_coverage.hpp"
 
 using namespace preflight;
 
@@ -117,5 +121,137 @@ TEST_CASE("faults: every fault kind names the finding codes it must produce") {
     INFO(k.kind);
     CHECK_FALSE(k.codes.empty());
     CHECK_FALSE(k.description.empty());
+  }
+}
+
+namespace {
+
+// A pass whose checks ran (status pass) or were skipped with a reason ("" = ran).
+Verdict pass_of(const std::vector<std::pair<std::string, std::string>>& checks) {
+  Verdict v;
+  for (const auto& [name, skip] : checks) {
+    CheckResult c;
+    c.name = name;
+    if (!skip.empty()) {
+      c.status = Status::skip;
+      c.skip_reason = skip;
+    }
+    v.checks.push_back(c);
+  }
+  aggregate(v, false);
+  return v;
+}
+
+std::vector<DrilledFault> drilled(const std::vector<std::string>& specs) {
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  std::vector<InjectedFault> faults;
+  for (const auto& spec : specs) faults.push_back(parse_fault(spec, registry.fault_kinds()));
+  return drilled_checks(FaultPlan(faults), registry);
+}
+
+const std::string kNoGpu = "no GPU on this node (--expect-gpus 0)";
+
+}  // namespace
+
+TEST_CASE("faults: each fault acts in the check it names or the check that owns its kind") {
+  const auto d = drilled({"hang@check=gemm", "gemm-nan@gpu=0", "mig-on@gpu=1", "rdma-down@nic=x"});
+  REQUIRE(d.size() == 4);
+  CHECK(d[0].check == "gemm");
+  CHECK(d[1].check == "gemm");
+  CHECK(d[2].check == "inventory");
+  CHECK(d[3].check == "rdma");
+  CHECK(d[3].fault.spec == "rdma-down@nic=x");
+}
+
+TEST_CASE("faults: a fault whose check was skipped was not exercised; one that ran was") {
+  const auto d = drilled({"hang@check=gemm", "mig-on@gpu=0", "gemm-slow:0.5@gpu=0"});
+  const std::vector<Verdict> run = {pass_of({{"inventory", ""}, {"gemm", kNoGpu}})};
+  const auto found = unexercised_faults(d, run);
+  REQUIRE(found.size() == 2);
+  CHECK(found[0].code == "INJECTED_FAULT_NOT_EXERCISED");
+  CHECK(found[0].severity == Severity::warn);
+  CHECK(found[0].entity == "node");
+  CHECK(found[0].injected);
+  CHECK_FALSE(found[0].judged);
+  CHECK(found[0].message ==
+        "--inject-fault 'hang@check=gemm' was not exercised: gemm was skipped (no GPU on this "
+        "node (--expect-gpus 0))");
+  CHECK_THAT(found[0].remediation, Catch::StartsWith("Run the drill where the check runs"));
+  CHECK_THAT(found[1].message, Catch::StartsWith("--inject-fault 'gemm-slow:0.5@gpu=0' was not"));
+
+  // Whatever its result: a check that failed (the hang's CHECK_TIMEOUT) was exercised.
+  Verdict hung = pass_of({{"inventory", ""}});
+  hung.checks[0].status = Status::fail;
+  CHECK(unexercised_faults(drilled({"hang@check=inventory"}), {hung}).empty());
+  // Not run because an earlier check hung: said with the runner's reason.
+  const auto not_run = unexercised_faults(
+      d, {pass_of({{"inventory", ""}, {"gemm", "not run: inventory did not return"}})});
+  REQUIRE(not_run.size() == 2);
+  CHECK_THAT(not_run[0].message,
+             Catch::EndsWith("not exercised: gemm was not run (inventory did not return)"));
+}
+
+TEST_CASE("faults: a drill that tested nothing makes the verdict warn, or fail with --strict") {
+  const auto d = drilled({"hang@check=gemm"});
+  const std::vector<Verdict> run = {pass_of({{"inventory", ""}, {"gemm", kNoGpu}})};
+  for (const bool strict : {false, true}) {
+    Verdict v = run.back();
+    v.injected_faults = {"hang@check=gemm"};
+    add_unexercised_faults(v, d, run, strict);
+    CHECK(v.verdict == Status::warn);
+    CHECK(v.exit_code == (strict ? 1 : 0));
+    REQUIRE(v.findings.size() == 1);
+    CHECK_THAT(v.reason, Catch::StartsWith("injected fault: INJECTED_FAULT_NOT_EXERCISED "
+                                           "--inject-fault hang@check=gemm was not exercised"));
+  }
+  // A real failure still leads and fails the node.
+  Verdict failing = pass_of({{"inventory", ""}, {"gemm", kNoGpu}});
+  failing.checks[0].findings.push_back(make_finding("MIG_ENABLED", "gpu0", "MIG mode is on"));
+  failing.checks[0].status = Status::fail;
+  add_unexercised_faults(failing, d, {failing}, false);
+  CHECK(failing.verdict == Status::fail);
+  CHECK_THAT(failing.reason, Catch::StartsWith("inventory: gpu0 MIG_ENABLED"));
+  // Nothing to say: the verdict is left as it was.
+  Verdict clean = pass_of({{"inventory", ""}, {"gemm", ""}});
+  add_unexercised_faults(clean, d, {clean}, true);
+  CHECK(clean.findings.empty());
+  CHECK(clean.exit_code == 0);
+}
+
+TEST_CASE("faults: a burn-in judges a fault over every pass it was active in, once") {
+  const Verdict skipped = pass_of({{"inventory", ""}, {"gemm", kNoGpu}});
+  const Verdict ran = pass_of({{"inventory", ""}, {"gemm", ""}});
+  const auto every = drilled({"hang@check=gemm"});
+  const auto found = unexercised_faults(every, {skipped, skipped, skipped});
+  REQUIRE(found.size() == 1);
+  CHECK_THAT(found[0].message,
+             Catch::EndsWith("gemm was skipped in all 3 passes (" + kNoGpu + ")"));
+  // Ran in one pass: exercised.
+  CHECK(unexercised_faults(every, {skipped, ran, skipped}).empty());
+  // Only the passes from from-pass on count.
+  const auto later = drilled({"hang@check=gemm,from-pass=2"});
+  const auto from2 = unexercised_faults(later, {ran, skipped, skipped});
+  REQUIRE(from2.size() == 1);
+  CHECK_THAT(from2[0].message, Catch::Contains("gemm was skipped in passes 2 to 3 ("));
+  CHECK_THAT(unexercised_faults(later, {ran, skipped})[0].message,
+             Catch::Contains("gemm was skipped in pass 2 ("));
+  // --duration or --stop-on-fail ended the run before the fault's pass.
+  const auto never = unexercised_faults(drilled({"mig-on@gpu=0,from-pass=3"}), {ran, ran});
+  REQUIRE(never.size() == 1);
+  CHECK(never[0].message ==
+        "--inject-fault 'mig-on@gpu=0,from-pass=3' was not exercised: pass 3 never ran (the run "
+        "ended after 2 passes)");
+
+  // One finding on the combined verdict; each pass keeps its own verdict.
+  BurninRequest request;
+  request.repeat = 3;
+  Verdict v = combine_passes({skipped, skipped, skipped}, request, "repeat", 30, false);
+  add_unexercised_faults(v, every, {skipped, skipped, skipped}, false);
+  CHECK(v.verdict == Status::warn);
+  CHECK(v.findings.size() == 1);
+  for (const auto& p : v.passes) {
+    CHECK(p.verdict == Status::pass);
+    CHECK(p.findings.empty());
   }
 }
