@@ -40,13 +40,15 @@ jobs=$(nproc)
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 
-# configure DIR FLAGS [cmake args...]: a fresh host-only clang build with FLAGS everywhere.
+# configure DIR FLAGS [cmake args...]: a fresh host-only clang build with FLAGS everywhere. The
+# tests' timeouts are tripled: a sanitizer's slowness must not pass for a hang.
 configure() {
   local dir=$1 flags=$2
   shift 2
   rm -rf "$dir"
   CC=clang CXX=clang++ cmake -S . -B "$dir" "${generator[@]}" -DPREFLIGHT_WITH_CUDA=OFF \
-    -DPREFLIGHT_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug \
+    -DPREFLIGHT_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_TEST_TIMEOUT_SCALE=3 \
+    -DPREFLIGHT_TESTS_DEBUG_INFO=ON \
     -DCMAKE_C_FLAGS="-O1 -g $flags" -DCMAKE_CXX_FLAGS="-O1 -g $flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" "$@"
 }

@@ -7,7 +7,9 @@
 # .deb's copyright file is parsed by Debian's own DEP-5 reader), and for the hardening steps
 # (docs/testing.md): clang with its sanitizer and libFuzzer runtimes (libclang-rt-14-dev),
 # llvm-symbolizer for readable sanitizer reports (llvm), stress-ng for the loaded rerun, and
-# ccache (scripts/test.sh's second tree reuses the first tree's objects through it).
+# ccache (scripts/test.sh's second tree reuses the first tree's objects through it), and a
+# real Slurm 22.05 with munge for the slurm-real tests (tests/slurm-real/: they start and stop
+# their own daemons; nothing is started here, nor configured outside the tests' scratch folders).
 # With --cuda 12 it also puts a CUDA 12 toolkit into .deps/cuda-12/ (ignored by git) and prints
 # its path; build with it: CUDA_HOME=.deps/cuda-12 scripts/build.sh. Clusters run drivers older
 # than the R580 that CUDA 13 needs, so the CUDA 12 package is built too (docs/install.md,
@@ -50,7 +52,8 @@ packages=(
 )
 if ((with_test)); then
   packages+=(chromium python3-prometheus-client shellcheck dpkg-dev util-linux bsdutils
-    python3-debian clang libclang-rt-14-dev llvm stress-ng ccache)
+    python3-debian clang libclang-rt-14-dev llvm stress-ng ccache
+    slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge)
 fi
 if [[ -n "$cuda_major" ]]; then
   packages+=(curl ca-certificates unzip)  # the downloads, and the NCCL wheel is a zip

@@ -37,6 +37,8 @@ if [[ ! "$fuzz_seconds" =~ ^[1-9][0-9]*$ ]]; then
   exit 2
 fi
 setup_args=(--test)
+# setup-deps --test installs Slurm and munge, so the slurm-real tests must run, not skip.
+export PREFLIGHT_TEST_REQUIRE_SLURM=1
 ((with_cuda12)) && setup_args+=(--cuda 12)
 scripts/setup-deps.sh "${setup_args[@]}"
 
