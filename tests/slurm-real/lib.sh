@@ -65,6 +65,11 @@ t_require_tools() {
     why="${missing[*]} missing; scripts/setup-deps.sh --test installs them"
   elif ((EUID != 0)); then
     why="needs root (the test's slurmd runs the prolog and the jobs as root)"
+  elif ! mountpoint -q /sys/fs/cgroup 2>/dev/null; then
+    # slurmd 22.05 initialises its cgroup plugin whatever slurm.conf says, and stops without it
+    # ("cgroup filesystem not mounted in /sys/fs/cgroup/"): any booted Linux has it mounted, a
+    # bare chroot does not.
+    why="no cgroup filesystem at /sys/fs/cgroup, which slurmd 22.05 needs (mount it in a chroot)"
   else
     return 0
   fi
