@@ -158,13 +158,20 @@ act_healthy() {
     act_prolog_drain "$what"
   elif ! is_ours; then
     pf_log info "node=$PREFLIGHT_NODENAME $what action=none: drained by someone else, left drained (reason: $NODE_REASON)"
-  elif scontrol_run update "NodeName=$PREFLIGHT_NODENAME" State=RESUME >/dev/null; then
-    pf_log notice "node=$PREFLIGHT_NODENAME $what action=resume (was: $NODE_REASON)"
   else
-    pf_log err "node=$PREFLIGHT_NODENAME $what action=resume failed: scontrol update NodeName=$PREFLIGHT_NODENAME State=RESUME"
-    exit 1
+    resume "$what" "$NODE_REASON"
   fi
   exit 0
+}
+
+# Resume the node, logging WHAT and what it was drained for (WAS); a failed scontrol is exit 1.
+resume() {
+  if scontrol_run update "NodeName=$PREFLIGHT_NODENAME" State=RESUME >/dev/null; then
+    pf_log notice "node=$PREFLIGHT_NODENAME $1 action=resume (was: $2)"
+    return 0
+  fi
+  pf_log err "node=$PREFLIGHT_NODENAME $1 action=resume failed: scontrol update NodeName=$PREFLIGHT_NODENAME State=RESUME"
+  exit 1
 }
 
 # A drain our prolog caused, on a healthy run: resume it when this run covers what the prolog
@@ -173,12 +180,8 @@ act_healthy() {
 act_prolog_drain() {
   local what=$1 reason
   if prolog_failure_covered; then
-    if scontrol_run update "NodeName=$PREFLIGHT_NODENAME" State=RESUME >/dev/null; then
-      pf_log notice "node=$PREFLIGHT_NODENAME $what action=resume (was: $NODE_REASON; prolog failure: $(prolog_summary))"
-      return 0
-    fi
-    pf_log err "node=$PREFLIGHT_NODENAME $what action=resume failed: scontrol update NodeName=$PREFLIGHT_NODENAME State=RESUME"
-    exit 1
+    resume "$what" "$NODE_REASON; prolog failure: $(prolog_summary)"
+    return 0
   fi
   local why="the prolog failed ${PROLOG_CHECKS:-checks it did not name}; this run passed only ${PF_V_CHECKS_OK:-no check}"
   if [[ $NODE_REASON == "$PROLOG_PREFIX"* ]]; then
