@@ -3,7 +3,8 @@
 #
 #   <prefix>/bin/preflight                          the binary
 #   <prefix>/libexec/preflight/                     prolog.sh, healthcheck.sh, common.sh,
-#                                                   ci-gate.sh (+ lib/hostlist.sh); they find
+#                                                   trust.sh, state.sh, ci-gate.sh
+#                                                   (+ lib/hostlist.sh); they find
 #                                                   the binary at ../../bin/preflight
 #   <prefix>/share/doc/preflight/                   README.md, LICENSE, docs/,
 #                                                   examples/preflight.default
@@ -41,10 +42,13 @@ install(TARGETS preflight RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # The operations scripts, flat in libexec/preflight. OPTIONAL: a rule is evaluated when
 # installing, so a script that appears later is installed without re-configuring; the packaging
-# tests require every one of them. common.sh is sourced by the hooks, never run (no #! line).
+# tests require every one of them. common.sh, trust.sh and state.sh are sourced by the hooks,
+# never run (no #! line). tests/slurm/test-harness.sh is never installed: beside the hooks it
+# would let the tests' variables in (docs/slurm.md, Security).
 install(PROGRAMS scripts/slurm/prolog.sh scripts/slurm/healthcheck.sh scripts/ci-gate.sh
   DESTINATION ${PREFLIGHT_LIBEXEC_SUBDIR} OPTIONAL)
-install(FILES scripts/slurm/common.sh DESTINATION ${PREFLIGHT_LIBEXEC_SUBDIR} OPTIONAL)
+install(FILES scripts/slurm/common.sh scripts/slurm/trust.sh scripts/slurm/state.sh
+  DESTINATION ${PREFLIGHT_LIBEXEC_SUBDIR} OPTIONAL)
 # Helpers that ci-gate.sh sources as lib/<name>.sh next to itself (hostlist.sh, which also runs
 # on its own as a test hook, hence executable).
 install(DIRECTORY scripts/lib/ DESTINATION ${PREFLIGHT_LIBEXEC_SUBDIR}/lib OPTIONAL

@@ -27,10 +27,32 @@ readonly PF_DRAIN_BEFORE=120 PF_DRAIN_AFTER=300
 # would load slurmctld on a large allocation.
 readonly PF_SLURM_CONFIG_MAX_AGE=3600
 readonly PF_DEFAULT_CONFIG=/etc/default/preflight
-# The default state directory. PREFLIGHT_TEST_DEFAULT_STATE_DIR replaces it for the tests only
-# (tests/slurm/lib.sh): a hook whose configuration is broken records there, and a test must
-# never write into the machine's /var/lib.
-readonly PF_DEFAULT_STATE_DIR=${PREFLIGHT_TEST_DEFAULT_STATE_DIR:-/var/lib/preflight}
+# The search path of the hooks and of everything they start, whatever they were given
+# (docs/slurm.md, Security): slurmd passes none, bash's default then ends in ".", and the folder
+# a hook starts in (slurmd's own for 22.05, wherever a drill is typed) may be a user's.
+PF_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+PF_DEFAULT_STATE_DIR=/var/lib/preflight
+# The tests run copies of the hooks with tests/slurm/test-harness.sh beside them, which may
+# change the two settings above and nothing else. Nothing installs it and the repository's
+# scripts/slurm/ has none, so on a node the tests' PREFLIGHT_TEST_* variables do nothing.
+if [[ -f ${BASH_SOURCE[0]%/*}/test-harness.sh ]]; then
+  # shellcheck source=tests/slurm/test-harness.sh
+  source "${BASH_SOURCE[0]%/*}/test-harness.sh"
+fi
+readonly PF_PATH PF_DEFAULT_STATE_DIR
+# shellcheck source=scripts/slurm/trust.sh
+source "${BASH_SOURCE[0]%/*}/trust.sh"
+# shellcheck source=scripts/slurm/state.sh
+source "${BASH_SOURCE[0]%/*}/state.sh"
+# The variables through which slurmd hands a prolog the job's share of the node's GPUs (slurmd
+# 22.05 for --gres=gpu:1: CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ROCR_VISIBLE_DEVICES,
+# ZE_AFFINITY_MASK; Slurm's MPS and shard GRES add CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) and their
+# kin. The hooks judge the whole node, so none of them reaches preflight: with one GPU visible
+# to CUDA and eight to NVML, a healthy node would fail (GPU_NOT_VISIBLE_TO_CUDA).
+readonly PF_JOB_GPU_VARS=(CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ROCR_VISIBLE_DEVICES
+  HIP_VISIBLE_DEVICES ZE_AFFINITY_MASK NVIDIA_VISIBLE_DEVICES CUDA_DEVICE_ORDER
+  CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PINNED_DEVICE_MEM_LIMIT SLURM_JOB_GPUS
+  SLURM_STEP_GPUS SLURM_GPUS_ON_NODE)
 # The reason after "preflight: " is at most this long, like preflight's own reason.
 readonly PF_REASON_MAX=200
 
@@ -39,7 +61,7 @@ readonly PF_VARS=(PREFLIGHT_BIN PREFLIGHT_STATE_DIR PREFLIGHT_HISTORY PREFLIGHT_
   PREFLIGHT_NODENAME PREFLIGHT_SCONTROL PREFLIGHT_PROM PREFLIGHT_TIMEOUT PREFLIGHT_LOCK_WAIT
   PREFLIGHT_PROLOG_ARGS PREFLIGHT_PROLOG_ON_TOOL_ERROR PREFLIGHT_HEALTHCHECK_TIMEOUT
   PREFLIGHT_HEALTHCHECK_LOCK_WAIT PREFLIGHT_HEALTHCHECK_ARGS PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR
-  PREFLIGHT_HEALTHCHECK_SKIP_BUSY PREFLIGHT_SLURM_PROLOG_TIMEOUT)
+  PREFLIGHT_HEALTHCHECK_SKIP_BUSY PREFLIGHT_HEALTHCHECK_LOCK_SKIPS PREFLIGHT_SLURM_PROLOG_TIMEOUT)
 
 PF_TAG=preflight   # syslog tag; replaced by PREFLIGHT_SYSLOG_TAG once that is validated
 PF_RUN_DIR=""      # per-run scratch directory inside the state directory, removed on exit
@@ -49,13 +71,16 @@ PF_RAN=0           # 1 once preflight has run
 PF_SIGNAL=""       # the signal that interrupted the hook, if any
 PF_SIGNAL_EXIT=1   # the hook's exit code when a signal stops it before preflight ran
 
-# Slurm starts hooks without a search path and in whatever locale slurmd has: give them a PATH
-# (the caller's entries first, so tests can put stand-ins there) and the C locale, which makes
-# the character classes in pf_sanitize mean ASCII bytes.
+# Before anything else: the fixed search path, the root folder as working directory (the one
+# the hook started in may be a user's), the C locale (the character classes in
+# pf_sanitize then mean ASCII bytes), files only root can read, and none of the job's GPU
+# selection (PF_JOB_GPU_VARS; the environment file may still export one on purpose, as where
+# slurmd runs in a container that shows only some GPUs).
 pf_init() {
-  export PATH="${PATH:+$PATH:}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-  export LC_ALL=C
-  umask 022
+  export PATH=$PF_PATH LC_ALL=C
+  cd /
+  umask 077
+  unset "${PF_JOB_GPU_VARS[@]}"
   trap pf_cleanup EXIT
   trap 'pf_forward_signal TERM' TERM
   trap 'pf_forward_signal INT' INT
@@ -138,10 +163,10 @@ pf_require_word() {  # NAME WORD...
 }
 
 # Read the environment file and apply defaults. The file is sourced (a root-owned file of shell
-# assignments); a variable already set in the environment wins over the file, so a drill can
-# override one setting on the command line. PREFLIGHT_CONFIG names the file: the default
-# /etc/default/preflight may be missing, a file named explicitly must exist, and an empty
-# PREFLIGHT_CONFIG reads no file.
+# assignments, refused unless pf_trusted); a variable already set in the environment wins over
+# the file, so a drill can override one setting on the command line. PREFLIGHT_CONFIG names the
+# file (absolute): the default /etc/default/preflight may be missing, a file named explicitly
+# must exist, and an empty PREFLIGHT_CONFIG reads no file.
 pf_load_config() {
   local _pf_file _pf_explicit=1 _pf_var
   local -A _pf_env=()
@@ -155,8 +180,10 @@ pf_load_config() {
     if [[ -v $_pf_var ]]; then _pf_env[$_pf_var]=${!_pf_var}; fi
   done
   if [[ -n $_pf_file ]]; then
-    if [[ -e $_pf_file ]]; then
-      [[ -f $_pf_file && -r $_pf_file ]] || pf_config_error "$_pf_file is not a readable file"
+    [[ $_pf_file == /* ]] || pf_config_error "PREFLIGHT_CONFIG=$_pf_file: not an absolute path"
+    if [[ -e $_pf_file || -L $_pf_file ]]; then
+      pf_trusted "$_pf_file" "environment file" file || pf_config_error "$PF_DETAIL"
+      [[ -r $_pf_file ]] || pf_config_error "$_pf_file is not a readable file"
       set +u
       # shellcheck source=/dev/null
       if ! source "$_pf_file"; then
@@ -169,24 +196,30 @@ pf_load_config() {
     fi
   fi
   for _pf_var in "${!_pf_env[@]}"; do printf -v "$_pf_var" "%s" "${_pf_env[$_pf_var]}"; done
+  # The file may not move the hooks off their fixed path and folder.
+  export PATH=$PF_PATH
+  cd /
 
   : "${PREFLIGHT_SYSLOG_TAG:=preflight}"
   [[ $PREFLIGHT_SYSLOG_TAG =~ ^[A-Za-z0-9._-]{1,32}$ ]] ||
     pf_config_error "PREFLIGHT_SYSLOG_TAG=$PREFLIGHT_SYSLOG_TAG: not 1 to 32 of [A-Za-z0-9._-]"
   PF_TAG=$PREFLIGHT_SYSLOG_TAG
-  : "${PREFLIGHT_BIN:=}" "${PREFLIGHT_PROM:=}" "${PREFLIGHT_SCONTROL:=scontrol}"
+  : "${PREFLIGHT_BIN:=}" "${PREFLIGHT_PROM:=}" "${PREFLIGHT_SCONTROL:=}"
   : "${PREFLIGHT_STATE_DIR:=$PF_DEFAULT_STATE_DIR}" "${PREFLIGHT_HISTORY:=20}"
   : "${PREFLIGHT_TIMEOUT:=120}" "${PREFLIGHT_LOCK_WAIT:=50}" "${PREFLIGHT_PROLOG_ARGS:=}"
   : "${PREFLIGHT_PROLOG_ON_TOOL_ERROR:=fail}"
   : "${PREFLIGHT_HEALTHCHECK_TIMEOUT:=20}" "${PREFLIGHT_HEALTHCHECK_LOCK_WAIT:=5}"
   : "${PREFLIGHT_HEALTHCHECK_ARGS=--checks inventory}" "${PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR:=drain}"
-  : "${PREFLIGHT_HEALTHCHECK_SKIP_BUSY:=1}" "${PREFLIGHT_SLURM_PROLOG_TIMEOUT:=auto}"
+  : "${PREFLIGHT_HEALTHCHECK_SKIP_BUSY:=1}" "${PREFLIGHT_HEALTHCHECK_LOCK_SKIPS:=3}"
+  : "${PREFLIGHT_SLURM_PROLOG_TIMEOUT:=auto}"
   if [[ -z ${PREFLIGHT_NODENAME:-} ]]; then
     PREFLIGHT_NODENAME=${SLURMD_NODENAME:-$(hostname -s 2>/dev/null || true)}
   fi
 
-  [[ $PREFLIGHT_STATE_DIR == /* ]] ||
-    pf_config_error "PREFLIGHT_STATE_DIR=$PREFLIGHT_STATE_DIR: not an absolute path"
+  local name
+  for name in PREFLIGHT_STATE_DIR PREFLIGHT_BIN PREFLIGHT_SCONTROL PREFLIGHT_PROM; do
+    [[ -z ${!name} || ${!name} == /* ]] || pf_config_error "$name=${!name}: not an absolute path"
+  done
   [[ $PREFLIGHT_NODENAME =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$ ]] ||
     pf_config_error "node name $PREFLIGHT_NODENAME: not a host name (set PREFLIGHT_NODENAME)"
   pf_require_int PREFLIGHT_HISTORY 0 10000
@@ -194,6 +227,7 @@ pf_load_config() {
   pf_require_int PREFLIGHT_LOCK_WAIT 0 86400
   pf_require_int PREFLIGHT_HEALTHCHECK_TIMEOUT $((PF_MARGIN + 1)) 86400
   pf_require_int PREFLIGHT_HEALTHCHECK_LOCK_WAIT 0 86400
+  pf_require_int PREFLIGHT_HEALTHCHECK_LOCK_SKIPS 0 1000
   pf_require_word PREFLIGHT_PROLOG_ON_TOOL_ERROR fail pass
   pf_require_word PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR drain ignore
   pf_require_word PREFLIGHT_HEALTHCHECK_SKIP_BUSY 1 0
@@ -201,6 +235,34 @@ pf_load_config() {
     [[ $PREFLIGHT_SLURM_PROLOG_TIMEOUT =~ ^[0-9]{1,9}$ ]] ||
       pf_config_error "PREFLIGHT_SLURM_PROLOG_TIMEOUT=$PREFLIGHT_SLURM_PROLOG_TIMEOUT: not auto, none or a whole number from 1 to 86400"
     pf_require_int PREFLIGHT_SLURM_PROLOG_TIMEOUT 1 86400
+  fi
+  # preflight writes PREFLIGHT_PROM (and the health check its own file beside it) as root, into
+  # a folder of root's that no one else can write. The folders above it are not judged: Debian's
+  # node_exporter package gives /var/lib/prometheus to its prometheus user, and every write there
+  # goes through a new file (mkstemp, mktemp) and a rename, which follow no link.
+  if [[ -n $PREFLIGHT_PROM ]]; then
+    pf_trusted "$(pf_folder_of "$PREFLIGHT_PROM")" "metrics folder of PREFLIGHT_PROM" dir 0 ||
+      pf_config_error "$PF_DETAIL"
+  fi
+  pf_find_scontrol
+}
+
+# The folder a file path names (the path absolute).
+pf_folder_of() {
+  local dir=${1%/*}
+  printf '%s' "${dir:-/}"
+}
+
+# PF_SCONTROL: PREFLIGHT_SCONTROL, or scontrol on the fixed PATH, refused unless
+# pf_trusted_program; "scontrol" when there is none (every call then fails, as without Slurm).
+pf_find_scontrol() {
+  if [[ -n $PREFLIGHT_SCONTROL ]]; then
+    PF_SCONTROL=$PREFLIGHT_SCONTROL
+    pf_trusted_program "$PF_SCONTROL" PREFLIGHT_SCONTROL || pf_config_error "$PF_DETAIL"
+  elif PF_SCONTROL=$(command -v scontrol); then
+    pf_trusted_program "$PF_SCONTROL" scontrol || pf_config_error "$PF_DETAIL"
+  else
+    PF_SCONTROL=scontrol
   fi
 }
 
@@ -218,64 +280,21 @@ pf_split_args() {
   done
 }
 
-# Which preflight to run: PREFLIGHT_BIN (must be executable: a configuration error otherwise),
-# else preflight on PATH, else the installed layout (<prefix>/libexec/preflight/ next to
-# <prefix>/bin/), else a repository checkout (scripts/slurm/ next to build/). Returns 1 if none.
+# Which preflight to run: PREFLIGHT_BIN, else preflight on the fixed PATH, else the installed
+# layout (<prefix>/libexec/preflight/ next to <prefix>/bin/); never a build tree. Returns 1 if
+# none; one that is there but fails pf_trusted_program is a configuration error.
 pf_find_bin() {
-  local dir=$1 candidate
-  if [[ -n $PREFLIGHT_BIN ]]; then
-    [[ -f $PREFLIGHT_BIN && -x $PREFLIGHT_BIN ]] ||
-      pf_config_error "PREFLIGHT_BIN=$PREFLIGHT_BIN is not an executable file"
-    PF_BIN=$PREFLIGHT_BIN
-    return 0
-  fi
-  if PF_BIN=$(command -v preflight); then return 0; fi
-  for candidate in "$dir/../../bin/preflight" "$dir/../../build/preflight"; do
-    if [[ -f $candidate && -x $candidate ]]; then
-      PF_BIN=$candidate
-      return 0
+  local dir=$1 what=PREFLIGHT_BIN
+  PF_BIN=$PREFLIGHT_BIN
+  if [[ -z $PF_BIN ]]; then
+    what="preflight binary"
+    PF_BIN=$(command -v preflight) || PF_BIN=$(realpath -m -s -- "$dir/../../bin/preflight")
+    if [[ ! -e $PF_BIN ]]; then
+      PF_BIN=""
+      return 1
     fi
-  done
-  PF_BIN=""
-  return 1
-}
-
-# The state directory holds the lock, the last verdicts and the history. Returns 1 (with
-# PF_DETAIL) if it cannot be used. Scratch directories a day old are left over from hooks killed
-# with SIGKILL (no hook runs that long) and are removed.
-pf_prepare_state_dir() {
-  if ! mkdir -p -- "$PREFLIGHT_STATE_DIR/history" 2>/dev/null ||
-    ! PF_RUN_DIR=$(mktemp -d "$PREFLIGHT_STATE_DIR/.run.XXXXXX" 2>/dev/null); then
-    PF_RUN_DIR=""
-    PF_DETAIL="state directory $PREFLIGHT_STATE_DIR is not writable"
-    return 1
   fi
-  find "$PREFLIGHT_STATE_DIR" -maxdepth 1 -name '.run.*' -mmin +1440 -exec rm -rf -- {} + \
-    2>/dev/null || true
-}
-
-# Serialize GPU checks: a prolog and a health check must not run preflight over each other. The
-# lock is held until the hook exits; preflight inherits it, so a preflight that outlives its
-# hook (stuck in the kernel) keeps the next one from piling onto the same GPUs.
-pf_lock() {
-  local wait=$1 file="$PREFLIGHT_STATE_DIR/lock"
-  if ! { exec {PF_LOCK_FD}>>"$file"; } 2>/dev/null; then
-    PF_DETAIL="cannot open lock file $file"
-    return 1
-  fi
-  local -a how=(-w "$wait")
-  if ((wait == 0)); then how=(-n); fi
-  # In the background, so that a signal interrupts the wait (bash runs traps only between
-  # commands, but at once during `wait`). The lock belongs to the open file, which stays ours.
-  flock "${how[@]}" "$PF_LOCK_FD" &
-  PF_WAITING=$!
-  if wait "$PF_WAITING"; then
-    PF_WAITING=""
-    return 0
-  fi
-  PF_WAITING=""
-  PF_DETAIL="another preflight run held the lock $file for ${wait} s"
-  return 1
+  pf_trusted_program "$PF_BIN" "$what" || pf_config_error "$PF_DETAIL"
 }
 
 # Run `preflight run` under an outer deadline of DEADLINE seconds. Sets PF_RC (preflight's exit
@@ -381,54 +400,4 @@ pf_classify() {
   fi
   PF_REASON=$(pf_sanitize "$PF_REASON" "$PF_REASON_MAX")
   PF_HAVE_VERDICT=$have_verdict
-}
-
-# Keep the verdict: STATE/HOOK.json and STATE/last.json (the latest of either hook), and a copy
-# in STATE/history/ of which the newest PREFLIGHT_HISTORY per hook are kept. Every file appears
-# whole: copies are written to a temporary name in the same directory and renamed. Failures
-# here are reported in PF_SAVE_ERROR, never fatal: the node's verdict matters more.
-pf_save_verdict() {
-  local hook=$1 verdict=$2 dir=$PREFLIGHT_STATE_DIR stamp
-  PF_SAVE_ERROR=""
-  stamp=$(date -u +%Y%m%dT%H%M%S.%NZ)
-  if ((PREFLIGHT_HISTORY > 0)); then
-    if cp -- "$PF_VERDICT" "$dir/history/.$hook.tmp.$$" &&
-      mv -f -- "$dir/history/.$hook.tmp.$$" "$dir/history/$hook-$stamp-$verdict.json"; then
-      pf_rotate "$dir/history" "$hook" "$PREFLIGHT_HISTORY"
-    else
-      PF_SAVE_ERROR="history not written"
-    fi
-  fi
-  if ! { cp -- "$PF_VERDICT" "$dir/.last.tmp.$$" && mv -f -- "$dir/.last.tmp.$$" "$dir/last.json" &&
-    mv -f -- "$PF_VERDICT" "$dir/$hook.json"; }; then
-    PF_SAVE_ERROR="verdict not saved in $dir"
-  fi
-  rm -f -- "$dir/history/.$hook.tmp.$$" "$dir/.last.tmp.$$"
-}
-
-# Delete all but the newest KEEP history files of HOOK. Names start with the hook and a fixed-
-# width UTC time stamp, so glob order (C locale) is age order; other files are left alone.
-pf_rotate() {
-  local dir=$1 hook=$2 keep=$3
-  local -a files=()
-  shopt -s nullglob
-  files=("$dir/$hook"-[0-9]*Z-*.json)
-  shopt -u nullglob
-  if ((${#files[@]} > keep)); then
-    rm -f -- "${files[@]:0:${#files[@]}-keep}"
-  fi
-}
-
-# Append LINE to DIR/prolog-failures.tsv, keeping the newest PF_FAILURES_KEEP lines, through a
-# new file renamed into place (a reader never sees half a line). Returns 1 if it cannot.
-pf_append_failure() {
-  local dir=$1 tmp="$1/.$PF_FAILURES.$$"
-  if {
-    if [[ -f $dir/$PF_FAILURES ]]; then tail -n $((PF_FAILURES_KEEP - 1)) -- "$dir/$PF_FAILURES"; fi
-    printf '%s\n' "$2"
-  } >"$tmp" 2>/dev/null && mv -f -- "$tmp" "$dir/$PF_FAILURES" 2>/dev/null; then
-    return 0
-  fi
-  rm -f -- "$tmp"
-  return 1
 }

@@ -13,7 +13,8 @@
 set -euo pipefail
 
 PF_HOOK=healthcheck
-PF_SELF=$(readlink -f -- "${BASH_SOURCE[0]}")
+# No command is looked up on the PATH slurmd gives (none) before common.sh's pf_init fixes it.
+PF_SELF=$(PATH=/usr/bin:/bin readlink -f -- "${BASH_SOURCE[0]}")
 # shellcheck source=scripts/slurm/common.sh
 source "${PF_SELF%/*}/common.sh"
 PF_SIGNAL_EXIT=0  # stopped before preflight ran: nothing was judged or changed, a skipped run
@@ -23,10 +24,13 @@ readonly OUR_PREFIX="preflight:"
 # needs a run that covers the checks the prolog failed.
 readonly PROLOG_PREFIX="preflight: prolog: "
 readonly SLURM_PROLOG_REASON="Prolog error"
+# How many runs in a row found the lock taken (and since when): "COUNT EPOCH", in the state
+# directory; removed by a run that gets the lock.
+readonly LOCK_SKIPS_FILE=healthcheck-lock-skips
 
 # scontrol with an argument vector, bounded in time. Its output goes to stdout.
 scontrol_run() {
-  timeout "$PF_CMD_TIMEOUT" "$PREFLIGHT_SCONTROL" "$@"
+  timeout "$PF_CMD_TIMEOUT" "$PF_SCONTROL" "$@"
 }
 
 # Read this node's state and reason from `scontrol -o show node NAME` into NODE_STATE (e.g.
@@ -226,12 +230,16 @@ act_drain() {
 # The health check's own metrics file beside preflight's (PREFLIGHT_PROM with "-healthcheck"
 # before ".prom"), written at every run: preflight_healthcheck_config_ok is 0 while the
 # environment file cannot be used. A broken file pushed to every node must show on a dashboard,
-# not only in each node's syslog. Only where PREFLIGHT_PROM is known (set before the error).
+# not only in each node's syslog. Only where PREFLIGHT_PROM is known (set before the error), and
+# only into a folder that passes pf_trusted (refusing one that does not may be the error).
 hook_metrics() {
-  local ok=$1 file tmp
+  local ok=$1 file dir tmp
   [[ ${PREFLIGHT_PROM:-} == /*.prom ]] || return 0
   file="${PREFLIGHT_PROM%.prom}-healthcheck.prom"
-  tmp="$file.$$.tmp"  # not *.prom: node_exporter never reads it half-written
+  dir=$(pf_folder_of "$file")
+  pf_trusted "$dir" "metrics folder" dir 0 || return 0
+  # A new file of its own (mktemp), not *.prom: node_exporter never reads it half-written.
+  tmp=$(mktemp -- "$dir/.preflight-healthcheck.XXXXXX" 2>/dev/null) || return 0
   if printf '%s\n' \
     "# HELP preflight_healthcheck_config_ok 1 when the health check could use its environment file, 0 when not (docs/slurm.md)" \
     "# TYPE preflight_healthcheck_config_ok gauge" \
@@ -239,10 +247,31 @@ hook_metrics() {
     "# HELP preflight_healthcheck_last_run_timestamp_seconds When the health check last ran" \
     "# TYPE preflight_healthcheck_last_run_timestamp_seconds gauge" \
     "preflight_healthcheck_last_run_timestamp_seconds $(date +%s)" >"$tmp" 2>/dev/null &&
-    mv -f -- "$tmp" "$file" 2>/dev/null; then
+    chmod 0644 -- "$tmp" && mv -f -- "$tmp" "$file" 2>/dev/null; then
     return 0
   fi
   rm -f -- "$tmp"
+}
+
+# The lock was taken for the whole wait: by a prolog vetting the node now (it fails the job itself
+# if the node is bad), or by a preflight still stuck since an earlier run, or by anything else.
+# A warning each time; PREFLIGHT_HEALTHCHECK_LOCK_SKIPS runs in a row drain the node (0: never),
+# so that a lock never released cannot keep the health check away from a faulty node for good.
+lock_skipped() {
+  local file="$PREFLIGHT_STATE_DIR/$LOCK_SKIPS_FILE" count="" since="" limit=$PREFLIGHT_HEALTHCHECK_LOCK_SKIPS
+  read -r count since <"$file" 2>/dev/null || true
+  [[ $count =~ ^[0-9]{1,6}$ ]] || count=0
+  [[ $since =~ ^[0-9]{1,12}$ ]] || since=$(date +%s)
+  count=$((count + 1))
+  pf_write_into "$file" "$count $since" || true
+  if ((limit > 0 && count >= limit)); then
+    act_drain "verdict=none" \
+      "health check skipped $limit times in a row since $(date -u -d "@$since" +%Y-%m-%dT%H:%M:%SZ): $PF_DETAIL"
+  fi
+  local drains=""
+  if ((limit > 0)); then drains="; drained at $limit"; fi
+  pf_log warning "node=$PREFLIGHT_NODENAME action=skip ($count in a row$drains): $PF_DETAIL"
+  exit 0
 }
 
 # A configuration error (common.sh logs it and exits 2 after this): not a node fault, so the
@@ -264,14 +293,14 @@ main() {
     exit 0
   fi
   if ! pf_find_bin "${PF_SELF%/*}"; then
-    tool_problem "tool error: preflight binary not found (set PREFLIGHT_BIN, or put it on PATH)"
+    tool_problem "tool error: preflight binary not found (set PREFLIGHT_BIN, or install it in /usr/local/bin or /usr/bin)"
   fi
-  pf_prepare_state_dir || tool_problem "tool error: $PF_DETAIL"
-  if ! pf_lock "$PREFLIGHT_HEALTHCHECK_LOCK_WAIT"; then
-    # A prolog is vetting the node right now; it fails the job itself if the node is bad.
-    pf_log info "node=$PREFLIGHT_NODENAME action=skip: $PF_DETAIL"
-    exit 0
-  fi
+  local rc=0
+  pf_prepare_state_dir || rc=$?
+  if ((rc == 2)); then pf_config_error "$PF_DETAIL"; fi
+  ((rc == 0)) || tool_problem "tool error: $PF_DETAIL"
+  pf_lock "$PREFLIGHT_HEALTHCHECK_LOCK_WAIT" || lock_skipped
+  rm -f -- "$PREFLIGHT_STATE_DIR/$LOCK_SKIPS_FILE"
 
   record_killed_prologs
   pf_run_preflight "$deadline" "${args[@]}"

@@ -19,7 +19,9 @@
 set -euo pipefail
 
 PF_HOOK=prolog
-PF_SELF=$(readlink -f -- "${BASH_SOURCE[0]}")
+# No command is looked up on the PATH slurmd gives (none: bash's default ends in ".") before
+# common.sh's pf_init fixes it.
+PF_SELF=$(PATH=/usr/bin:/bin readlink -f -- "${BASH_SOURCE[0]}")
 # shellcheck source=scripts/slurm/common.sh
 source "${PF_SELF%/*}/common.sh"
 PF_SIGNAL_EXIT=3  # stopped by slurmd before preflight ran: the node was not vetted
@@ -48,11 +50,12 @@ job_id() {
 }
 
 # Where the records go: the state directory, or the default one while the configuration that
-# names it is unreadable (the health check reads both).
+# names it is unreadable (the health check reads both); never one that pf_own_dir refuses.
 # shellcheck disable=SC2317  # called from pf_hook_exit
 records_dir() {
   local dir=${PREFLIGHT_STATE_DIR:-}
   [[ $dir == /* ]] || dir=$PF_DEFAULT_STATE_DIR
+  pf_own_dir "$dir" || return 1
   printf '%s' "$dir"
 }
 
@@ -89,10 +92,8 @@ pf_hook_config_error() {
 # shellcheck disable=SC2317  # called by common.sh's EXIT trap
 pf_hook_exit() {
   local rc=$1 dir reason
-  dir=$(records_dir)
-  if ((rc != 0)); then
+  if ((rc != 0)) && dir=$(records_dir); then
     reason=${FAIL_REASON:-prolog stopped by SIG${PF_SIGNAL:-?} before it ended}
-    mkdir -p -- "$dir" 2>/dev/null || true
     pf_append_failure "$dir" "$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s' "$(date +%s)" "$(job_id)" \
       "$(node_name)" "$rc" "${FAIL_KIND:-interrupted}" "${FAIL_CHECKS:--}" \
       "$(pf_sanitize "$reason" "$PF_REASON_MAX")")" || true
@@ -137,7 +138,7 @@ read_slurm_limit() {
     fi
   fi
   # Unreadable (no scontrol, slurmctld down): the prolog keeps PREFLIGHT_TIMEOUT alone.
-  out=$(timeout "$PF_CMD_TIMEOUT" "$PREFLIGHT_SCONTROL" show config 2>/dev/null) || return 0
+  out=$(timeout "$PF_CMD_TIMEOUT" "$PF_SCONTROL" show config 2>/dev/null) || return 0
   while IFS= read -r line; do
     if [[ $line =~ ^PrologEpilogTimeout[[:space:]]*=[[:space:]]*([^[:space:]]*) ]]; then
       both=${BASH_REMATCH[1]}
@@ -154,9 +155,7 @@ read_slurm_limit() {
   done
   if [[ $value != none ]]; then SLURM_LIMIT=$value; fi
   SLURM_LIMIT_FROM="scontrol show config"
-  if ! { printf '%s\n' "$value" >"$cache.$$" && mv -f -- "$cache.$$" "$cache"; } 2>/dev/null; then
-    rm -f -- "$cache.$$"
-  fi
+  pf_write_into "$cache" "$value" || true
 }
 
 main() {
@@ -166,8 +165,11 @@ main() {
   pf_split_args PREFLIGHT_PROLOG_ARGS
   local -a args=("${PF_ARGS[@]}")
   pf_find_bin "${PF_SELF%/*}" ||
-    tool_error "tool error: preflight binary not found (set PREFLIGHT_BIN, or put it on PATH)"
-  pf_prepare_state_dir || tool_error "tool error: $PF_DETAIL"
+    tool_error "tool error: preflight binary not found (set PREFLIGHT_BIN, or install it in /usr/local/bin or /usr/bin)"
+  local rc=0
+  pf_prepare_state_dir || rc=$?
+  if ((rc == 2)); then pf_config_error "$PF_DETAIL"; fi
+  ((rc == 0)) || tool_error "tool error: $PF_DETAIL"
   mark_running
 
   # The whole prolog must end before Slurm's limit: slurmd 22.05 sends SIGTERM and, about 10 ms

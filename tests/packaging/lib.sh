@@ -59,7 +59,7 @@ cpack_value() {
 # when the source tree has them. Paths relative to the source tree -> relative to
 # libexec/preflight.
 required_scripts=(scripts/slurm/prolog.sh scripts/slurm/healthcheck.sh scripts/ci-gate.sh)
-optional_scripts=(scripts/slurm/common.sh)
+optional_scripts=(scripts/slurm/common.sh scripts/slurm/trust.sh scripts/slurm/state.sh)
 env_example=scripts/slurm/preflight.default
 
 # expected_layout SOURCE_DIR: every file a `cmake --install` must put under the prefix, sorted,

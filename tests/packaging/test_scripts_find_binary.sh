@@ -11,8 +11,8 @@ make_tmp "$build"
 prefix=$tmp/prefix
 libexec=$prefix/libexec/preflight
 
-# The hooks append the default search path to the caller's PATH; a preflight there would be
-# found first (as documented), and this test could not tell which binary ran.
+# The hooks search their fixed PATH first; a preflight there would be found first (as
+# documented), and this test could not tell which binary ran.
 for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
   if [[ -x $d/preflight ]]; then
     echo "a preflight is installed on the default PATH ($d/preflight): skipped"
@@ -27,7 +27,8 @@ for s in prolog.sh healthcheck.sh ci-gate.sh; do
   [[ -x $libexec/$s ]] || die "libexec/preflight/$s is not installed"
 done
 
-# Stand-ins: logger (the hooks log to syslog), scontrol (the health check reads the node's
+# Stand-ins: logger (for the gate; the installed hooks, which have no test harness beside them,
+# use the machine's logger from their fixed PATH), scontrol (the health check reads the node's
 # state), and a launcher that records the command the gate would run on every node.
 mkdir -p "$tmp/bin" "$tmp/slurm" "$tmp/state" "$tmp/gate"
 cat >"$tmp/bin/logger" <<'STUB'
@@ -45,7 +46,7 @@ printf '%s\n' "\$@" >"$tmp/launched"
 exit 0
 STUB
 chmod +x "$tmp/bin/logger" "$tmp/slurm/scontrol" "$tmp/bin/mpirun"
-hook_env=(env -i "PATH=$tmp/bin:/usr/bin:/bin" "HOME=$tmp" PREFLIGHT_CONFIG=
+hook_env=(env -i "PATH=$tmp/bin:/usr/bin:/bin" "HOME=$tmp" PREFLIGHT_CONFIG= PREFLIGHT_SYSLOG_TAG=preflight-test
   "PREFLIGHT_STATE_DIR=$tmp/state" PREFLIGHT_NODENAME=pkgtest
   "PREFLIGHT_SCONTROL=$tmp/slurm/scontrol" PREFLIGHT_TIMEOUT=60
   PREFLIGHT_HEALTHCHECK_TIMEOUT=60 "PREFLIGHT_PROLOG_ARGS=--expect-gpus 0"

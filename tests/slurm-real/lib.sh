@@ -8,6 +8,8 @@ set -euo pipefail
 export LC_ALL=C
 
 T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+# shellcheck source=tests/slurm/env_value.sh
+source "$T_SRC/tests/slurm/env_value.sh"
 # The hooks under test: this checkout's, or PREFLIGHT_TEST_HOOKS (an installed libexec/preflight/,
 # or an older copy to see a test fail without a fix).
 T_HOOKS=${PREFLIGHT_TEST_HOOKS:-$T_SRC/scripts/slurm}
@@ -237,7 +239,6 @@ t_env_file() {
     printf 'PREFLIGHT_STATE_DIR=%q\n' "$T/state-preflight"
     echo 'PREFLIGHT_PROLOG_ARGS="--expect-gpus 0"'
     echo 'PREFLIGHT_HEALTHCHECK_ARGS="--checks inventory --expect-gpus 0"'
-    echo 'PREFLIGHT_SCONTROL=scontrol'
     printf '%s\n' "$@"
   } >"$T/preflight.conf"
 }
@@ -258,6 +259,8 @@ t_setup() {
   trap t_cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
+  # The hooks refuse folders that group or others can write: whatever the caller's umask.
+  umask 022
   # munged wants every folder above its socket searchable; slurmd runs the prolog as root.
   chmod 711 "$T"
   mkdir -p "$T/munge" "$T/log" "$T/state" "$T/spool" "$T/stubs" "$T/state-preflight"
@@ -273,23 +276,32 @@ EOF
 }
 
 # slurmd 22.05 does not pass its own environment to the hooks: the prolog gets one made of
-# SLURM_* variables, SLURMD_NODENAME and SLURM_CONF, the health check only SLURMD_NODENAME,
-# neither a PATH. On a real node the hooks then read /etc/default/preflight; a test must not
-# write there, so slurm.conf names these wrappers instead, which add the test's settings to
-# whatever slurmd gave and exec the repository's hook itself (through its #! line, as slurmd
-# would). SLURM_CONF is added for the health check's scontrol: a real node has its slurm.conf at
-# the default path, this cluster does not.
+# SLURM_* variables (and, for a job with GPUs, CUDA_VISIBLE_DEVICES and its kin), SLURMD_NODENAME
+# and SLURM_CONF, the health check only SLURMD_NODENAME, neither a PATH. On a real node the hooks
+# then read /etc/default/preflight; a test must not write there, so slurm.conf names these
+# wrappers instead. Each writes down what slurmd gave it ($T/HOOK.env, NUL-separated, and
+# $T/HOOK.cwd), adds the test's settings and execs the hook under test (through its #! line, as
+# slurmd would): a copy of the checkout's hooks (or PREFLIGHT_TEST_HOOKS) in $T/under-test with
+# tests/slurm/test-harness.sh beside them, which puts the logger stand-in before the hooks'
+# fixed PATH. SLURM_CONF is added for the health check's scontrol: a real node has its
+# slurm.conf at the default path, this cluster does not.
 t_wrap_hooks() {
   local hook
-  mkdir -p "$T/hooks"
+  mkdir -p "$T/hooks" "$T/under-test"
   for hook in prolog healthcheck; do
     [[ -x $T_HOOKS/$hook.sh ]] || t_fail "$T_HOOKS/$hook.sh is not executable"
+  done
+  cp "$T_HOOKS"/{prolog,healthcheck,common,trust,state}.sh "$T_SRC/tests/slurm/test-harness.sh" \
+    "$T/under-test/" || t_fail "cannot copy the hooks from $T_HOOKS"
+  for hook in prolog healthcheck; do
     cat >"$T/hooks/$hook.sh" <<EOF
 #!/bin/bash
-exec /usr/bin/env PATH=$(printf '%q' "$T/stubs"):/usr/bin:/bin \\
+/usr/bin/env -0 >$(printf '%q' "$T/$hook.env")
+/bin/pwd -P >$(printf '%q' "$T/$hook.cwd")
+exec /usr/bin/env PREFLIGHT_TEST_STUBS=$(printf '%q' "$T/stubs") \\
   PREFLIGHT_CONFIG=$(printf '%q' "$T/preflight.conf") SLURM_CONF=$(printf '%q' "$T/slurm.conf") \\
-  PREFLIGHT_NVML_LIBRARY=/nonexistent CUDA_VISIBLE_DEVICES= NVIDIA_VISIBLE_DEVICES=none \\
-  PF_SLURM_REAL_TAG=$(printf '%q' "$T") $(printf '%q' "$T_HOOKS/$hook.sh") "\$@"
+  PREFLIGHT_NVML_LIBRARY=/nonexistent PF_SLURM_REAL_TAG=$(printf '%q' "$T") \\
+  $(printf '%q' "$T/under-test/$hook.sh") "\$@"
 EOF
     chmod +x "$T/hooks/$hook.sh"
   done

@@ -244,6 +244,64 @@ case_prolog_timeout_saves_verdict() {
   t_expect_no_preflight
 }
 
+# 8b. A job of an unprivileged user (nobody) that asks for one of the node's two GPUs (GRES with
+# stand-in device files): slurmd hands the prolog CUDA_VISIBLE_DEVICES=0 and its kin, from the
+# folder slurmd runs in, here one that user owns (as a slurmd started there, or a Slurm that
+# starts the prolog in the job's folder, would), with a ./preflight planted in it. preflight
+# gets none of the job's GPU variables, the fixed PATH and / as its folder; the planted program
+# never runs; the job completes and the node is not drained. A stand-in preflight records what
+# it was given and runs the real one.
+case_one_gpu_job_of_a_user() {
+  local user=65534 work=$T/userwork
+  getent passwd "$user" >/dev/null || t_fail "no account with uid $user (nobody) to run the job as"
+  mkdir -p "$T/dev" "$work"
+  # Character devices are what slurmd 22.05 takes for GRES files (a regular file is "not a valid
+  # character or block device"); these are /dev/null's and /dev/zero's numbers, never opened.
+  if ! mknod "$T/dev/nvidia0" c 1 3 || ! mknod "$T/dev/nvidia1" c 1 5; then
+    t_fail "cannot make stand-in device files with mknod (no CAP_MKNOD here?)"
+  fi
+  printf 'Name=gpu File=%s/dev/nvidia[0-1]\n' "$T" >"$T/gres.conf"
+  printf '#!/bin/sh\ntouch %q\n' "$T/planted-ran" >"$work/preflight"
+  chmod 0755 "$work/preflight"
+  chown -R "$user:$user" "$work"
+  cat >"$T/record-preflight" <<EOF
+#!/bin/bash
+[[ \$1 == run ]] && /usr/bin/env -0 >$(printf '%q' "$T/preflight.env") && /bin/pwd -P >$(printf '%q' "$T/preflight.cwd")
+exec $(printf '%q' "$T_BIN") "\$@"
+EOF
+  chmod 0755 "$T/record-preflight"
+  t_env_file "PREFLIGHT_BIN=$T/record-preflight" PREFLIGHT_SLURM_PROLOG_TIMEOUT=none
+  # The daemons start in the user's folder (not in a subshell: the clean-up needs their pids).
+  cd "$work"
+  t_start GresTypes=gpu "NodeName=$T_NODE NodeAddr=127.0.0.1 CPUs=$(nproc) Gres=gpu:2 State=UNKNOWN"
+  cd /
+  local id
+  # shellcheck disable=SC2016  # expanded by the job
+  id=$(t_sbatch --chdir="$work" --uid="$user" --gid="$user" --gres=gpu:1 -o "$work/job-%j.out" \
+    --wrap 'echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"')
+  t_wait_job "$id" $((SCHED + 10))
+  [[ $JOB_STATE == COMPLETED ]] || t_fail "job $id ended $JOB_STATE: $JOB_LINE"
+  grep -qx 'CUDA_VISIBLE_DEVICES=0' "$work/job-$id.out" || t_fail "the job did not get one GPU"
+  # What slurmd gave the prolog, then what the prolog gave preflight.
+  t_expect_file "$T/prolog.env"
+  t_expect_file "$T/preflight.env"
+  [[ $(t_env_value "$T/prolog.env" CUDA_VISIBLE_DEVICES) == 0 ]] ||
+    t_fail "slurmd did not hand the prolog CUDA_VISIBLE_DEVICES=0"
+  [[ $(cat "$T/prolog.cwd") == "$work" ]] || t_fail "the prolog started in $(cat "$T/prolog.cwd")"
+  local var
+  for var in CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ROCR_VISIBLE_DEVICES ZE_AFFINITY_MASK; do
+    if t_env_value "$T/preflight.env" "$var" >/dev/null; then t_fail "preflight was given $var"; fi
+  done
+  [[ $(t_env_value "$T/preflight.env" PATH) == "$T/stubs:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" ]] ||
+    t_fail "preflight's PATH: $(t_env_value "$T/preflight.env" PATH)"
+  [[ $(cat "$T/preflight.cwd") == / ]] || t_fail "preflight ran in $(cat "$T/preflight.cwd")"
+  [[ ! -e $T/planted-ran ]] || t_fail "the planted ./preflight ran"
+  t_expect_verdict "$T/state-preflight/prolog.json" pass
+  t_expect_syslog "prolog: node=$T_NODE job=$id verdict=pass exit=0 duration=*s*"
+  t_poll "node idle after the job" 10 t_node_is idle
+  t_expect_idle
+}
+
 # t_fleet NAME SRUN-ARGS... -- FLEET-ARGS...: runs the fleet under srun (4 ranks on this node's
 # 2 CPUs: --overcommit), the verdict in $T/NAME.json. Sets T_RC, T_SECONDS, $T/NAME.out/.err.
 t_fleet() {

@@ -1,14 +1,23 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # T_SYSTEM_PATH, T_PROBES, ...: read by the tests
 # Helpers for the Slurm hook tests (test_prolog.sh, test_healthcheck.sh): a scratch directory per
 # test, stand-ins for scontrol, logger and preflight that record what they were given, a way to
-# run a hook as slurmd would (empty environment, no GPU visible), and assertions. Sourced.
+# run a hook as slurmd would (empty environment, no GPU visible), and assertions. The hooks run
+# as copies in $T/hooks with test-harness.sh beside them (the only way the stand-ins can come
+# before the hooks' fixed PATH); $T_SRC_HOOKS are the originals. Sourced.
 set -euo pipefail
 export LC_ALL=C
 
 T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
-T_HOOKS=$T_SRC/scripts/slurm
+# shellcheck source=tests/slurm/env_value.sh
+source "$T_SRC/tests/slurm/env_value.sh"
+T_SRC_HOOKS=$T_SRC/scripts/slurm
+T_HOOKS=""
 T_NODE=node01
 T=""
+# The hooks' fixed search path (scripts/slurm/common.sh), and a user id no account has: the
+# unprivileged user of the attacker cases, which need root to act as it (setpriv).
+readonly T_SYSTEM_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+readonly T_USER=54321
 
 t_fail() {
   printf 'FAIL: %s\n' "$*" >&2
@@ -32,15 +41,29 @@ t_cleanup() {
   fi
 }
 
-# t_setup REAL_PREFLIGHT: scratch directory $T (also the hooks' working directory), stand-ins in
-# $T/stubs (first on PATH), a config file $T/preflight.conf naming the real binary and a state
-# directory in $T, and node $T_NODE idle in the stand-in scontrol.
+# t_copy_hooks FROM TO: the hooks of folder FROM, and the test harness, into folder TO.
+t_copy_hooks() {
+  mkdir -p "$2"
+  cp "$1/prolog.sh" "$1/healthcheck.sh" "$1/common.sh" "$1/trust.sh" "$1/state.sh" \
+    "$T_SRC/tests/slurm/test-harness.sh" "$2/" || t_fail "cannot copy the hooks from $1"
+}
+
+# t_setup REAL_PREFLIGHT [PROBES]: scratch directory $T (also the hooks' working directory), the
+# hooks under test in $T/hooks, stand-ins in $T/stubs (first on the hooks' PATH, through the
+# harness), a config file $T/preflight.conf naming the real binary and a state directory in $T,
+# and node $T_NODE idle in the stand-in scontrol. PROBES: the folder of the test programs of
+# tests/slurm/CMakeLists.txt (library search paths, the fake NVML).
 t_setup() {
   T_BIN=$1
+  T_PROBES=${2:-}
   [[ -x $T_BIN ]] || t_fail "preflight binary '$T_BIN' is not executable"
+  # The hooks refuse folders that group or others can write: whatever the caller's umask.
+  umask 022
   T=$(mktemp -d "${TMPDIR:-/tmp}/preflight-slurm.XXXXXX")
   trap t_cleanup EXIT
   mkdir -p "$T/stubs" "$T/state"
+  T_HOOKS=$T/hooks
+  t_copy_hooks "$T_SRC_HOOKS" "$T_HOOKS"
   local qt
   qt=$(printf '%q' "$T")
 
@@ -72,7 +95,9 @@ T=$qt
 { printf 'argc=%d' "\$#"; printf ' %q' "\$@"; printf '\n'; } >>"\$T/logger.calls"
 printf '%s\n' "\${@: -1}" >>"\$T/syslog"
 EOF
-  # A preflight stand-in whose behaviour is $T/fake.mode; `report` goes to the real binary.
+  # A preflight stand-in whose behaviour is $T/fake.mode; `report` goes to the real binary. Mode
+  # record writes down what it was given (environment, working directory), then runs the real one
+  # with the machine's own GPUs hidden from it.
   cat >"$T/fake-preflight" <<EOF
 #!/bin/bash
 T=$qt
@@ -81,6 +106,11 @@ echo "\$*" >>"\$T/fake.calls"
 if [[ \$1 == report ]]; then
   if [[ \$(cat "\$T/fake.mode") == raw-tsv ]]; then cat "\$T/raw.tsv"; exit 0; fi
   exec "\$REAL" "\$@"
+fi
+if [[ \$(cat "\$T/fake.mode") == record ]]; then
+  /usr/bin/env -0 >"\$T/preflight.env"
+  /bin/pwd -P >"\$T/preflight.cwd"
+  exec /usr/bin/env CUDA_VISIBLE_DEVICES= NVIDIA_VISIBLE_DEVICES=none "\$REAL" "\$@"
 fi
 json=""
 while [[ \$# -gt 0 ]]; do [[ \$1 == --json ]] && json=\$2; shift; done
@@ -116,9 +146,12 @@ EOF
   t_node "State=IDLE"
 }
 
-# t_config LINE...: write the environment file the hooks read (replacing it).
+# t_config LINE...: write the environment file the hooks read (replacing it). It hides a GPU
+# machine's own GPUs from preflight (the environment file is where an admin exports such
+# variables on purpose; the hooks clear those the job gives).
 t_config() {
-  printf '%s\n' "# written by tests/slurm/lib.sh" "$@" >"$T/preflight.conf"
+  printf '%s\n' "# written by tests/slurm/lib.sh" \
+    "export CUDA_VISIBLE_DEVICES= NVIDIA_VISIBLE_DEVICES=none" "$@" >"$T/preflight.conf"
 }
 
 # t_node FIELDS: what `scontrol -o show node node01` prints, in Slurm's one-line layout.
@@ -127,18 +160,28 @@ t_node() {
     "$T_NODE" "$T_NODE" "$T_NODE" "$1" >"$T/node.line"
 }
 
-# t_hook prolog|healthcheck [VAR=value...]: run the hook as slurmd would, from $T, with an empty
-# environment plus the given variables, and no GPU visible to preflight. Sets T_RC, T_SECONDS.
+# T_ENV: the environment a hook gets, as slurmd gives it (no PATH, the job's id), plus this
+# test's: the config file, the harness's variables (test-harness.sh), the stand-in scontrol, and
+# no NVML for preflight (no GPU visible, with the config file's variables).
+t_env() {
+  T_ENV=(env -i PREFLIGHT_CONFIG="$T/preflight.conf" PREFLIGHT_TEST_STUBS="$T/stubs"
+    PREFLIGHT_TEST_DEFAULT_STATE_DIR="$T/default-state" PREFLIGHT_SCONTROL="$T/stubs/scontrol"
+    SLURMD_NODENAME="$T_NODE" SLURM_JOB_ID=4242 PREFLIGHT_NVML_LIBRARY=/nonexistent)
+}
+
+# t_hook prolog|healthcheck [VAR=value...]: run the hook as slurmd would, from $T (T_CWD to
+# start it elsewhere), with T_ENV plus the given variables. Sets T_RC, T_SECONDS.
 t_hook() {
   local hook=$1 start
   shift
   start=$(date +%s%N)
   T_RC=0
-  (cd "$T" && env -i PATH="$T/stubs:/usr/bin:/bin" HOME="$T" PREFLIGHT_CONFIG="$T/preflight.conf" \
-    PREFLIGHT_TEST_DEFAULT_STATE_DIR="$T/default-state" \
-    SLURMD_NODENAME="$T_NODE" SLURM_JOB_ID=4242 PREFLIGHT_NVML_LIBRARY=/nonexistent \
-    CUDA_VISIBLE_DEVICES= NVIDIA_VISIBLE_DEVICES=none "$@" \
-    bash "$T_HOOKS/$hook.sh" >"$T/hook.out" 2>"$T/hook.err") || T_RC=$?
+  t_env
+  # The hook does not inherit a lock this test holds (t_hold_lock): the lock's users it names
+  # are then this test's shell alone, the same at every run.
+  (if [[ -n ${T_LOCK_FD:-} ]]; then exec {T_LOCK_FD}>&-; fi
+    cd "${T_CWD:-$T}" && "${T_ENV[@]}" "$@" /bin/bash "$T_HOOKS/$hook.sh" \
+      >"$T/hook.out" 2>"$T/hook.err") || T_RC=$?
   T_SECONDS=$((($(date +%s%N) - start) / 1000000000))
 }
 
@@ -292,3 +335,49 @@ t_failure_record() {
   printf '%s\t4241\t%s\t%s\t%s\t%s\t%s\n' "$(($(date +%s) - ${4:-0}))" "$T_NODE" "$rc" "$1" \
     "${2:--}" "$3" >>"$T/state/prolog-failures.tsv"
 }
+
+# t_require_root: the attacker cases act as an unprivileged user (T_USER, through setpriv), which
+# needs root; elsewhere they are skipped (77).
+t_require_root() {
+  if ((EUID != 0)) || ! command -v setpriv >/dev/null 2>&1; then
+    echo "skipped: needs root and setpriv (util-linux) to act as an unprivileged user"
+    exit 77
+  fi
+}
+
+# t_as_user CMD...: runs CMD as the unprivileged user T_USER, without supplementary groups.
+t_as_user() {
+  setpriv --reuid="$T_USER" --regid="$T_USER" --clear-groups -- "$@"
+}
+
+# t_user_dir DIR: a folder that belongs to T_USER (its working directory, say), made by that
+# user below $T (which is opened to it for the purpose).
+t_user_dir() {
+  chmod 0711 "$T"
+  mkdir -p "$1"
+  chown "$T_USER:$T_USER" "$1"
+}
+
+# t_recorded NAME: the value of NAME in the environment the stand-in preflight (mode record) was
+# given; returns 1 if NAME was not set.
+t_recorded() {
+  [[ -f $T/preflight.env ]] || t_fail "the stand-in preflight did not run"
+  t_env_value "$T/preflight.env" "$1"
+}
+
+# t_hold_lock: this shell takes the state directory's lock (made 0600 as the hooks make it, else
+# they would replace it), as a running hook would, on the descriptor T_LOCK_FD; t_release_lock
+# lets it go.
+t_hold_lock() {
+  (umask 077 && : >>"$T/state/lock")
+  exec {T_LOCK_FD}>>"$T/state/lock"
+  flock "$T_LOCK_FD"
+}
+
+t_release_lock() {
+  exec {T_LOCK_FD}>&-
+  T_LOCK_FD=""
+}
+
+# t_mode PATH: octal mode and owner, as "700 0".
+t_mode() { stat -c '%a %u' -- "$1"; }

@@ -141,9 +141,8 @@ case_hostile_reason() {
   t_expect_scontrol "$SHOW" "$SHOW" \
     "$(t_argv update NodeName=node01 State=DRAIN "Reason=preflight: $T_HOSTILE_CLEAN")"
   grep -q '^argc=4 update ' "$T/scontrol.calls" || t_fail "update was not 4 arguments"
-  t_expect_no_file "$T/pwn1"
-  t_expect_no_file "$T/pwn2"
-  t_expect_no_file "$T/pwn3"
+  local f
+  for f in "$T/pwn1" "$T/pwn2" "$T/pwn3" /pwn1 /pwn2 /pwn3; do t_expect_no_file "$f"; done
   t_expect_syslog "healthcheck: node=node01 verdict=fail exit=1 action=drain reason=preflight: $T_HOSTILE_CLEAN"
 }
 
@@ -180,17 +179,60 @@ case_skip_busy_node() {
   done
 }
 
-# A prolog holds the lock: skipped, nothing changed.
+# A prolog holds the lock: skipped with a warning that names who has the lock file open,
+# nothing changed.
 case_lock_busy_skips() {
-  local fd
-  exec {fd}>>"$T/state/lock"
-  flock "$fd"
+  t_hold_lock
   t_node "$DRAINED_BY_US"
   t_hook healthcheck PREFLIGHT_HEALTHCHECK_LOCK_WAIT=1
-  exec {fd}>&-
+  t_release_lock
   t_expect_rc 0
   t_expect_scontrol "$SHOW"
-  t_expect_syslog "healthcheck: node=node01 action=skip: another preflight run held the lock * for 1 s"
+  t_expect_syslog "healthcheck: node=node01 action=skip (1 in a row; drained at 3): another preflight run held the lock $T/state/lock for 1 s (open in pid $$ (bash))"
+  grep -q -- '-p daemon.warning' "$T/logger.calls" || t_fail "not logged as a warning"
+}
+
+# A lock that stays taken (here by this test's shell, as by a preflight stuck in the driver since
+# an earlier run): every run is skipped with a warning, the PREFLIGHT_HEALTHCHECK_LOCK_SKIPS-th
+# in a row drains the node saying why, later ones keep that reason, and once the lock is free a
+# healthy run resumes the node and starts counting anew.
+case_lock_skips_drain() {
+  t_hold_lock
+  local i reason
+  for i in 1 2; do
+    t_reset_records
+    t_hook healthcheck PREFLIGHT_HEALTHCHECK_LOCK_WAIT=0
+    t_expect_rc 0
+    t_expect_scontrol "$SHOW"
+    t_expect_syslog "healthcheck: node=node01 action=skip ($i in a row; drained at 3): *"
+  done
+  t_reset_records
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_LOCK_WAIT=0
+  t_expect_rc 0
+  t_expect_syslog "healthcheck: node=node01 verdict=none action=drain reason=preflight: health check skipped 3 times in a row since *Z: another preflight run held the lock $T/state/lock for 0 s (open in pid $$ (bash))"
+  reason=$(sed -n 's/.* action=drain reason=//p' "$T/syslog")
+  t_expect_scontrol "$SHOW" "$SHOW" "$(t_argv update NodeName=node01 State=DRAIN "Reason=$reason")"
+  # Still held: the same reason, so the drain is left as it is.
+  t_node "State=IDLE+DRAIN Reason=$reason [root@2026-01-02T03:04:05]"
+  t_reset_records
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_LOCK_WAIT=0
+  t_expect_scontrol "$SHOW" "$SHOW"
+  t_expect_syslog "* action=none: already drained with this reason: $reason"
+  # Free again: a healthy run resumes its own drain.
+  t_release_lock
+  t_reset_records
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_LOCK_WAIT=0
+  t_expect_scontrol "$SHOW" "$SHOW" "$(t_argv update NodeName=node01 State=RESUME)"
+  t_expect_no_file "$T/state/healthcheck-lock-skips"
+  # 0: never drained for it.
+  t_hold_lock
+  for i in 1 2 3 4; do
+    t_reset_records
+    t_hook healthcheck PREFLIGHT_HEALTHCHECK_LOCK_WAIT=0 PREFLIGHT_HEALTHCHECK_LOCK_SKIPS=0
+    t_expect_scontrol "$SHOW"
+    t_expect_syslog "healthcheck: node=node01 action=skip ($i in a row): *"
+  done
+  t_release_lock
 }
 
 # Invalid configuration: exit 2 and nothing touched.
@@ -342,13 +384,14 @@ case_config_error_metrics() {
   grep -qx 'preflight_healthcheck_config_ok 0' "$metrics" || t_fail "metrics: $(cat "$metrics")"
   grep -q '^preflight_healthcheck_last_run_timestamp_seconds [0-9]*$' "$metrics" ||
     t_fail "no run time stamp"
-  [[ -z $(find "$T/textfile" -name '*.tmp' -print -quit) ]] || t_fail "temporary file left"
+  [[ -z $(find "$T/textfile" -name '.*' -print -quit) ]] || t_fail "temporary file left"
+  [[ $(t_mode "$metrics") == "644 $EUID" ]] || t_fail "$metrics: $(t_mode "$metrics"), not 644"
   t_reset_records
   t_hook healthcheck PREFLIGHT_PROM="$prom" PREFLIGHT_HEALTHCHECK_ARGS="--checks inventory --expect-gpus 0"
   t_expect_rc 0
   grep -qx 'preflight_healthcheck_config_ok 1' "$metrics" || t_fail "metrics: $(cat "$metrics")"
 }
 
-t_setup "$2"
+t_setup "$2" "${3:-}"
 SHOW=$(t_show)
 t_dispatch "$1"

@@ -25,6 +25,15 @@ case_healthy() {
   [[ -z $(find "$T/state" -name '.*' ! -name . -print -quit) ]] || t_fail "temporary files left"
   t_expect_no_scontrol
   grep -q -- '-t preflight -p daemon.info --' "$T/logger.calls" || t_fail "logger options"
+  # Only root can read what the hooks keep: the folders 0700 (made so: t_setup's was 0755), the
+  # files they write 0600.
+  local f
+  for f in "$T/state" "$T/state/history"; do
+    [[ $(t_mode "$f") == "700 $EUID" ]] || t_fail "$f: mode and owner $(t_mode "$f"), expected 700"
+  done
+  for f in "$T/state/prolog.json" "$T/state/last.json" "${hist[0]}" "$T/state/lock"; do
+    [[ $(t_mode "$f") == "600 $EUID" ]] || t_fail "$f: mode and owner $(t_mode "$f"), expected 600"
+  done
 }
 
 # No GPU where one is expected: exit 1 (slurmd drains and requeues), reason from the verdict.
@@ -125,7 +134,12 @@ case_config_errors() {
     "PREFLIGHT_NODENAME=-rf|node name -rf: not a host name*"
     "PREFLIGHT_PROLOG_ARGS=--json /tmp/x|PREFLIGHT_PROLOG_ARGS must not contain --json*"
     "PREFLIGHT_PROLOG_ARGS=--timeout=3|PREFLIGHT_PROLOG_ARGS must not contain --timeout=3*"
-    "PREFLIGHT_BIN=$T/nothing|PREFLIGHT_BIN=$T/nothing is not an executable file"
+    "PREFLIGHT_BIN=$T/nothing|PREFLIGHT_BIN $T/nothing does not exist"
+    "PREFLIGHT_BIN=$T/preflight.conf|PREFLIGHT_BIN $T/preflight.conf is not executable"
+    "PREFLIGHT_BIN=build/preflight|PREFLIGHT_BIN=build/preflight: not an absolute path"
+    "PREFLIGHT_SCONTROL=scontrol|PREFLIGHT_SCONTROL=scontrol: not an absolute path"
+    "PREFLIGHT_CONFIG=preflight.conf|PREFLIGHT_CONFIG=preflight.conf: not an absolute path"
+    "PREFLIGHT_HEALTHCHECK_LOCK_SKIPS=-1|PREFLIGHT_HEALTHCHECK_LOCK_SKIPS=-1: not a whole number from 0 to 1000"
     "PREFLIGHT_SYSLOG_TAG=a b|PREFLIGHT_SYSLOG_TAG=a b: not 1 to 32*"
   )
   local item
@@ -150,6 +164,7 @@ case_config_errors() {
 case_env_file() {
   cat >"$T/site.conf" <<EOF
 # site settings
+export CUDA_VISIBLE_DEVICES= NVIDIA_VISIBLE_DEVICES=none
 PREFLIGHT_BIN=$(printf '%q' "$T_BIN")
 PREFLIGHT_STATE_DIR=$(printf '%q' "$T/site-state")
 PREFLIGHT_HISTORY=1
@@ -181,7 +196,7 @@ EOF
 # scripts/slurm/preflight.default documents every variable with its default: uncommenting all
 # of its lines changes no setting.
 case_example_defaults() {
-  sed -n 's/^#\(PREFLIGHT_[A-Z_]*=\)/\1/p' "$T_HOOKS/preflight.default" >"$T/uncommented.conf"
+  sed -n 's/^#\(PREFLIGHT_[A-Z_]*=\)/\1/p' "$T_SRC_HOOKS/preflight.default" >"$T/uncommented.conf"
   # shellcheck disable=SC2016
   local dump='PF_HOOK=test; source "$1/common.sh"; pf_init; pf_load_config
     for v in "${PF_VARS[@]}"; do printf "%s=%q\n" "$v" "${!v}"; done'
@@ -193,7 +208,7 @@ case_example_defaults() {
   [[ $plain == "$example" ]] || t_fail "example file differs from the defaults:"$'\n'"$(
     diff <(echo "$plain") <(echo "$example"))"
   local listed
-  listed=$(grep -c '^#PREFLIGHT_[A-Z_]*=' "$T_HOOKS/preflight.default")
+  listed=$(grep -c '^#PREFLIGHT_[A-Z_]*=' "$T_SRC_HOOKS/preflight.default")
   ((listed == $(wc -l <<<"$plain"))) || t_fail "preflight.default lists $listed variables"
   [[ $plain == *"PREFLIGHT_TIMEOUT=120"* ]] || t_fail "unexpected defaults: $plain"
 }
@@ -233,46 +248,49 @@ case_hostile_reason() {
   t_hook prolog
   t_expect_rc 1
   t_expect_syslog "prolog: node=node01 job=4242 verdict=fail exit=1 duration=*s reason=$T_HOSTILE_CLEAN; slurmd drains *"
-  t_expect_no_file "$T/pwn1"
-  t_expect_no_file "$T/pwn2"
-  t_expect_no_file "$T/pwn3"
+  local f
+  for f in "$T/pwn1" "$T/pwn2" "$T/pwn3" /pwn1 /pwn2 /pwn3; do t_expect_no_file "$f"; done
   t_expect_no_scontrol
 }
 
-# Where the binary comes from without PREFLIGHT_BIN: the installed layout next to the hooks;
-# none at all is a tool error.
+# Where the binary comes from without PREFLIGHT_BIN: the fixed PATH, then the installed layout
+# next to the hooks; never a build tree beside them, nor a ./preflight in the working directory
+# (slurmd passes no PATH, and bash's default one ends in "."). None at all is a tool error.
 case_find_binary() {
   local d
-  for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+  for d in ${T_SYSTEM_PATH//:/ }; do
     if [[ -x $d/preflight ]]; then
       echo "skipped: $d/preflight is installed, so the search would find it first"
       exit 77
     fi
   done
-  mkdir -p "$T/prefix/libexec/preflight" "$T/prefix/bin"
-  cp "$T_HOOKS/prolog.sh" "$T_HOOKS/common.sh" "$T/prefix/libexec/preflight/"
+  mkdir -p "$T/prefix/bin" "$T/prefix/build" "$T/work"
+  t_copy_hooks "$T_SRC_HOOKS" "$T/prefix/libexec/preflight"
   ln -s "$T_BIN" "$T/prefix/bin/preflight"
   t_config "PREFLIGHT_STATE_DIR=$T/state" 'PREFLIGHT_PROLOG_ARGS="--expect-gpus 0"'
   T_HOOKS=$T/prefix/libexec/preflight t_hook prolog
   t_expect_rc 0
   t_reset_records
   rm "$T/prefix/bin/preflight"
-  T_HOOKS=$T/prefix/libexec/preflight t_hook prolog
+  ln -s "$T_BIN" "$T/prefix/build/preflight"
+  printf '#!/bin/sh\ntouch %q\n' "$T/planted-ran" >"$T/work/preflight"
+  chmod 0755 "$T/work/preflight"
+  T_CWD=$T/work T_HOOKS=$T/prefix/libexec/preflight t_hook prolog
   t_expect_rc 3
   t_expect_syslog "prolog: * verdict=none exit=3 reason=tool error: preflight binary not found *"
+  t_expect_no_file "$T/planted-ran"
 }
 
-# A health check holding the lock: the prolog waits PREFLIGHT_LOCK_WAIT, then fails closed.
+# A health check holding the lock: the prolog waits PREFLIGHT_LOCK_WAIT, then fails closed,
+# naming the holder (this test's shell, from /proc/locks).
 case_lock_busy() {
-  local fd
-  exec {fd}>>"$T/state/lock"
-  flock "$fd"
+  t_hold_lock
   t_hook prolog PREFLIGHT_LOCK_WAIT=2
-  exec {fd}>&-
+  t_release_lock
   t_expect_rc 3
   # The 2 s wait and about 2 s for the rest; the lock stays held, so a hook not giving up hangs.
   t_expect_max_seconds $((2 + 2 + T_SLACK))
-  t_expect_syslog "* reason=tool error: another preflight run held the lock $T/state/lock for 2 s; *"
+  t_expect_syslog "* reason=tool error: another preflight run held the lock $T/state/lock for 2 s (open in pid $$ (bash)); *"
 }
 
 # slurmd's SIGTERM (PrologEpilogTimeout) reaches preflight, which writes a partial verdict; the
@@ -281,11 +299,10 @@ case_lock_busy() {
 # a signal not passed on would leave the prolog to its 120 s.
 case_sigterm() {
   cd "$T"
-  env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
-    PREFLIGHT_TEST_DEFAULT_STATE_DIR="$T/default-state" \
-    SLURMD_NODENAME=node01 PREFLIGHT_NVML_LIBRARY=/nonexistent CUDA_VISIBLE_DEVICES= \
-    PREFLIGHT_TIMEOUT=120 PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --inject-fault hang@check=inventory" \
-    bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
+  t_env
+  "${T_ENV[@]}" PREFLIGHT_TIMEOUT=120 \
+    PREFLIGHT_PROLOG_ARGS="--expect-gpus 0 --inject-fault hang@check=inventory" \
+    /bin/bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
   local pid=$! start
   t_wait_preflight_running >/dev/null
   start=$SECONDS
@@ -298,19 +315,15 @@ case_sigterm() {
   # While it waits for the lock (its flock runs: polled): it stops at once, exit 3. 10 s allowed
   # for a busy machine, where a signal not heeded would leave it waiting 60 s.
   t_reset_records
-  local fd
-  exec {fd}>>"$T/state/lock"
-  flock "$fd"
-  env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
-    PREFLIGHT_TEST_DEFAULT_STATE_DIR="$T/default-state" \
-    SLURMD_NODENAME=node01 PREFLIGHT_LOCK_WAIT=60 bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
+  t_hold_lock
+  "${T_ENV[@]}" PREFLIGHT_LOCK_WAIT=60 /bin/bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
   pid=$!
   t_wait_child "$pid" flock
   start=$SECONDS
   kill -TERM "$pid" || t_fail "prolog process not found"
   T_RC=0
   wait "$pid" || T_RC=$?
-  exec {fd}>&-
+  t_release_lock
   t_expect_rc 3
   ((SECONDS - start <= 10)) || t_fail "the prolog took $((SECONDS - start)) s after SIGTERM"
   t_expect_syslog "prolog: node=node01 interrupted by SIGTERM before preflight ran; exit 3"
@@ -447,9 +460,8 @@ case_slurm_limit_too_small() {
 # A prolog killed with SIGKILL (slurmd at its limit) leaves its marker for the health check.
 case_killed_leaves_marker() {
   t_fake stuck
-  env -i PATH="$T/stubs:/usr/bin:/bin" PREFLIGHT_CONFIG="$T/preflight.conf" \
-    PREFLIGHT_TEST_DEFAULT_STATE_DIR="$T/default-state" \
-    SLURMD_NODENAME=node01 SLURM_JOB_ID=4243 bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
+  t_env
+  "${T_ENV[@]}" SLURM_JOB_ID=4243 /bin/bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
   local pid=$!
   t_wait_child "$pid" timeout
   kill -KILL "$pid"
@@ -462,5 +474,5 @@ case_killed_leaves_marker() {
   t_expect_no_file "$T/state/prolog-failures.tsv"
 }
 
-t_setup "$2"
+t_setup "$2" "${3:-}"
 t_dispatch "$1"
