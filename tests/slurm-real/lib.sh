@@ -263,8 +263,13 @@ t_setup() {
   umask 022
   # munged wants every folder above its socket searchable; slurmd runs the prolog as root.
   chmod 711 "$T"
-  mkdir -p "$T/munge" "$T/log" "$T/state" "$T/spool" "$T/stubs" "$T/state-preflight"
+  mkdir -p "$T/munge" "$T/log" "$T/state" "$T/spool" "$T/stubs" "$T/state-preflight" "$T/bin"
   chmod 711 "$T/munge"
+  # The hooks refuse a program in a folder that group or others can write, as a checkout
+  # unpacked from `git archive` (0775) is: everything here runs a hard link of the binary in $T
+  # (a copy across file systems).
+  ln "$T_BIN" "$T/bin/preflight" 2>/dev/null || cp "$T_BIN" "$T/bin/preflight"
+  T_BIN=$T/bin/preflight
   # syslog stand-in: the message (the last argument) to $T/syslog, one line per call.
   cat >"$T/stubs/logger" <<EOF
 #!/bin/bash

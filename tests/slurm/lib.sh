@@ -64,6 +64,16 @@ t_setup() {
   mkdir -p "$T/stubs" "$T/state"
   T_HOOKS=$T/hooks
   t_copy_hooks "$T_SRC_HOOKS" "$T_HOOKS"
+  # The hooks refuse a program in a folder that group or others can write, as a checkout
+  # unpacked from `git archive` (0775) is: they run a hard link of the binary in $T (a copy
+  # across file systems), and a copy of the test programs.
+  mkdir -p "$T/bin"
+  ln "$T_BIN" "$T/bin/preflight" 2>/dev/null || cp "$T_BIN" "$T/bin/preflight"
+  T_BIN=$T/bin/preflight
+  if [[ -n $T_PROBES ]]; then
+    cp -r "$T_PROBES" "$T/probes"
+    T_PROBES=$T/probes
+  fi
   local qt
   qt=$(printf '%q' "$T")
 
