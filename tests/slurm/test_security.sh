@@ -38,9 +38,10 @@ case_job_gpu_variables() {
   done
 }
 
-# slurmd gives no PATH (bash's default then ends in ".") and starts the prolog in the job's
-# working directory, which the job's user owns. preflight still gets exactly the fixed PATH
-# and runs in /, and nothing planted in that directory runs: a ./preflight (no PREFLIGHT_BIN), a
+# slurmd gives no PATH (bash's default then ends in "."), and the folder a hook starts in may be
+# a user's (slurmd 22.05's own, wherever a drill is typed, the job's for other Slurm versions).
+# preflight still gets exactly the fixed PATH and runs in /, and nothing planted in that folder
+# runs: a ./preflight (no PREFLIGHT_BIN), a
 # ./scontrol (Slurm's limit read with scontrol from the fixed PATH), a ./libnvidia-ml.so.1 (the
 # binary's default NVML, which a RUNPATH with an empty entry would find there). Without the
 # harness's stand-ins: the hooks' own PATH.
