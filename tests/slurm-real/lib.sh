@@ -8,8 +8,8 @@ set -euo pipefail
 export LC_ALL=C
 
 T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
-# shellcheck source=tests/slurm/env_value.sh
-source "$T_SRC/tests/slurm/env_value.sh"
+# shellcheck source=tests/slurm/hooks_under_test.sh
+source "$T_SRC/tests/slurm/hooks_under_test.sh"
 # The hooks under test: this checkout's, or PREFLIGHT_TEST_HOOKS (an installed libexec/preflight/,
 # or an older copy to see a test fail without a fix).
 T_HOOKS=${PREFLIGHT_TEST_HOOKS:-$T_SRC/scripts/slurm}
@@ -263,13 +263,10 @@ t_setup() {
   umask 022
   # munged wants every folder above its socket searchable; slurmd runs the prolog as root.
   chmod 711 "$T"
-  mkdir -p "$T/munge" "$T/log" "$T/state" "$T/spool" "$T/stubs" "$T/state-preflight" "$T/bin"
+  mkdir -p "$T/munge" "$T/log" "$T/state" "$T/spool" "$T/stubs" "$T/state-preflight"
   chmod 711 "$T/munge"
-  # The hooks refuse a program in a folder that group or others can write, as a checkout
-  # unpacked from `git archive` (0775) is: everything here runs a hard link of the binary in $T
-  # (a copy across file systems).
-  ln "$T_BIN" "$T/bin/preflight" 2>/dev/null || cp "$T_BIN" "$T/bin/preflight"
-  T_BIN=$T/bin/preflight
+  # Everything here runs the binary from $T, as the hooks accept it (hooks_under_test.sh).
+  T_BIN=$(t_trusted_binary "$T_BIN" "$T/bin") || t_fail "cannot link the binary into $T"
   # syslog stand-in: the message (the last argument) to $T/syslog, one line per call.
   cat >"$T/stubs/logger" <<EOF
 #!/bin/bash
@@ -296,8 +293,7 @@ t_wrap_hooks() {
   for hook in prolog healthcheck; do
     [[ -x $T_HOOKS/$hook.sh ]] || t_fail "$T_HOOKS/$hook.sh is not executable"
   done
-  cp "$T_HOOKS"/{prolog,healthcheck,common,trust,state}.sh "$T_SRC/tests/slurm/test-harness.sh" \
-    "$T/under-test/" || t_fail "cannot copy the hooks from $T_HOOKS"
+  t_hooks_under_test "$T_HOOKS" "$T/under-test" || t_fail "cannot copy the hooks from $T_HOOKS"
   for hook in prolog healthcheck; do
     cat >"$T/hooks/$hook.sh" <<EOF
 #!/bin/bash

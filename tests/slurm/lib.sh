@@ -8,8 +8,8 @@ set -euo pipefail
 export LC_ALL=C
 
 T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
-# shellcheck source=tests/slurm/env_value.sh
-source "$T_SRC/tests/slurm/env_value.sh"
+# shellcheck source=tests/slurm/hooks_under_test.sh
+source "$T_SRC/tests/slurm/hooks_under_test.sh"
 T_SRC_HOOKS=$T_SRC/scripts/slurm
 T_HOOKS=""
 T_NODE=node01
@@ -41,13 +41,6 @@ t_cleanup() {
   fi
 }
 
-# t_copy_hooks FROM TO: the hooks of folder FROM, and the test harness, into folder TO.
-t_copy_hooks() {
-  mkdir -p "$2"
-  cp "$1/prolog.sh" "$1/healthcheck.sh" "$1/common.sh" "$1/trust.sh" "$1/state.sh" \
-    "$T_SRC/tests/slurm/test-harness.sh" "$2/" || t_fail "cannot copy the hooks from $1"
-}
-
 # t_setup REAL_PREFLIGHT [PROBES]: scratch directory $T (also the hooks' working directory), the
 # hooks under test in $T/hooks, stand-ins in $T/stubs (first on the hooks' PATH, through the
 # harness), a config file $T/preflight.conf naming the real binary and a state directory in $T,
@@ -63,13 +56,9 @@ t_setup() {
   trap t_cleanup EXIT
   mkdir -p "$T/stubs" "$T/state"
   T_HOOKS=$T/hooks
-  t_copy_hooks "$T_SRC_HOOKS" "$T_HOOKS"
-  # The hooks refuse a program in a folder that group or others can write, as a checkout
-  # unpacked from `git archive` (0775) is: they run a hard link of the binary in $T (a copy
-  # across file systems), and a copy of the test programs.
-  mkdir -p "$T/bin"
-  ln "$T_BIN" "$T/bin/preflight" 2>/dev/null || cp "$T_BIN" "$T/bin/preflight"
-  T_BIN=$T/bin/preflight
+  t_hooks_under_test "$T_SRC_HOOKS" "$T_HOOKS" || t_fail "cannot copy the hooks"
+  # The binary and the test programs from $T, as the hooks accept them (hooks_under_test.sh).
+  T_BIN=$(t_trusted_binary "$T_BIN" "$T/bin") || t_fail "cannot link the binary into $T"
   if [[ -n $T_PROBES ]]; then
     cp -r "$T_PROBES" "$T/probes"
     T_PROBES=$T/probes

@@ -265,7 +265,7 @@ case_find_binary() {
     fi
   done
   mkdir -p "$T/prefix/bin" "$T/prefix/build" "$T/work"
-  t_copy_hooks "$T_SRC_HOOKS" "$T/prefix/libexec/preflight"
+  t_hooks_under_test "$T_SRC_HOOKS" "$T/prefix/libexec/preflight" || t_fail "cannot copy the hooks"
   ln -s "$T_BIN" "$T/prefix/bin/preflight"
   t_config "PREFLIGHT_STATE_DIR=$T/state" 'PREFLIGHT_PROLOG_ARGS="--expect-gpus 0"'
   T_HOOKS=$T/prefix/libexec/preflight t_hook prolog
