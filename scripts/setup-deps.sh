@@ -9,7 +9,8 @@
 # llvm-symbolizer for readable sanitizer reports (llvm), stress-ng for the loaded rerun, and
 # ccache (scripts/test.sh's second tree reuses the first tree's objects through it), and a
 # real Slurm 22.05 with munge for the slurm-real tests (tests/slurm-real/: they start and stop
-# their own daemons; nothing is started here, nor configured outside the tests' scratch folders).
+# their own daemons; nothing is configured outside the tests' scratch folders). The daemons it
+# installs are neither started nor enabled at boot (Debian would do both).
 # With --cuda 12 it also puts a CUDA 12 toolkit into .deps/cuda-12/ (ignored by git) and prints
 # its path; build with it: CUDA_HOME=.deps/cuda-12 scripts/build.sh. Clusters run drivers older
 # than the R580 that CUDA 13 needs, so the CUDA 12 package is built too (docs/install.md,
@@ -24,6 +25,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "setup-deps: $*" >&2; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=lib/download.sh
+source "$repo/scripts/lib/download.sh"
 
 with_test=0
 cuda_major=""
@@ -55,6 +58,8 @@ if ((with_test)); then
     python3-debian clang libclang-rt-14-dev llvm stress-ng ccache
     slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge)
 fi
+# The services among the test packages (package and service share the name).
+test_daemons=(slurmctld slurmd munge)
 if [[ -n "$cuda_major" ]]; then
   packages+=(curl ca-certificates unzip)  # the downloads, and the NCCL wheel is a zip
 fi
@@ -67,9 +72,43 @@ if ((${#missing[@]})); then
   echo "setup-deps: installing ${missing[*]}"
   sudo_cmd=()
   [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  # Daemons among them (the tests start their own and stop them by pid): Debian would start
+  # each on install and enable it at boot, so on a workstation or GPU node a slurmd, slurmctld
+  # and munged would run and stay. Debian's policy-rc.d hook (invoke-rc.d(8)) keeps them from
+  # starting during the install; one the admin already has is left as it is, and decides.
+  new_daemons=()
+  for p in "${missing[@]}"; do
+    for d in "${test_daemons[@]}"; do [[ $p == "$d" ]] && new_daemons+=("$d"); done
+  done
+  policy=/usr/sbin/policy-rc.d
+  if ((${#new_daemons[@]})) && [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\n# setup-deps.sh: no service starts while it installs\nexit 101\n' |
+      "${sudo_cmd[@]}" tee "$policy" >/dev/null
+    "${sudo_cmd[@]}" chmod 0755 "$policy"
+    trap '"${sudo_cmd[@]}" rm -f "$policy"' EXIT
+  else
+    policy=""
+  fi
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+  if [[ -n $policy ]]; then
+    "${sudo_cmd[@]}" rm -f "$policy"
+    trap - EXIT
+  fi
+  # ... and not enabled at boot: only the services this run installed (an admin's own slurmd
+  # stays as it was). deb-systemd-helper(1p) and update-rc.d(8) record the choice, so a later
+  # upgrade of the package keeps it disabled.
+  for d in "${new_daemons[@]}"; do
+    if command -v deb-systemd-helper >/dev/null 2>&1; then
+      "${sudo_cmd[@]}" deb-systemd-helper disable "$d.service" >/dev/null 2>&1 || true
+    fi
+    if [[ -e /etc/init.d/$d ]] && command -v update-rc.d >/dev/null 2>&1; then
+      "${sudo_cmd[@]}" update-rc.d "$d" disable >/dev/null 2>&1 || true
+    fi
+  done
+  ((${#new_daemons[@]} == 0)) ||
+    echo "setup-deps: ${new_daemons[*]} installed, not started and not enabled at boot"
 else
   echo "setup-deps: Debian packages already installed"
 fi
@@ -105,9 +144,11 @@ cuda12_layout_version=1
 
 # fetch URL SIZE SHA256 OUT: download and check against the pins; one error line on failure.
 fetch() {
-  local url=$1 size=$2 sha=$3 out=$4 err got
-  if ! err=$(curl -fsSL --retry 3 --connect-timeout 30 -o "$out" "$url" 2>&1); then
-    die "download failed: $url: ${err##*$'\n'} (a pinned file that left the archive: set PREFLIGHT_DEBIAN_MIRROR, docs/install.md)"
+  local url=$1 size=$2 sha=$3 out=$4 err got status=0
+  err=$(curl -fsSL --retry 3 --connect-timeout 30 -o "$out" "$url" 2>&1) || status=$?
+  if ((status)); then
+    err=${err##*$'\n'}
+    die "download failed: $url: $(download_cause "$status" "${err#curl: (*) }")"
   fi
   got=$(stat -c %s "$out")
   [[ "$got" == "$size" ]] || die "$url: $got bytes, pinned $size"

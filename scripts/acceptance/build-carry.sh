@@ -2,7 +2,7 @@
 # Builds the GPU acceptance kit's binaries here, for a GPU machine that should not spend its time
 # building (docs/benchmarks.md, "On the device tool"): Release, sm_90 (or $CUDA_ARCH), without
 # libibverbs and MPI (the lent machine has neither), in build-device/; then copies preflight,
-# tests/gpu_tests and the three GPU benchmarks, stripped, into build-carry/ (about 8 MB), the
+# BUILD/tests/gpu_tests and the three GPU benchmarks, stripped, into build-carry/ (about 8 MB), the
 # folder to carry and pass as `scripts/gpu-acceptance.sh --build-dir build-carry`.
 #   scripts/acceptance/build-carry.sh [BUILD_DIR [CARRY_DIR]]
 set -euo pipefail

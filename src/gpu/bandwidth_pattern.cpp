@@ -16,6 +16,7 @@
 #include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_scope.hpp"
+#include "gpu/stream_drain.hpp"
 #include "kernels/bandwidth_kernels.hpp"
 #include "kernels/memory_patterns.hpp"
 #include "model/memory_ranges.hpp"
@@ -160,17 +161,11 @@ PatternResult CudaBandwidthEngine::pattern_test(const PatternJob& job) {
   if (!out.error.empty()) {
     // Freed once the stream is idle, leaked when it is not by the deadline or the context is
     // broken.
-    cudaGetLastError();
-    while (queued && stream) {
-      const cudaError_t status = cudaStreamQuery(stream->get());
-      if (status == cudaSuccess) break;
-      if (status != cudaErrorNotReady || Clock::now() >= job.deadline) {
-        abandon();
-        break;
-      }
-      std::this_thread::sleep_for(kPollInterval);
+    if (queued && stream) {
+      drain_or_abandon(stream->get(), job.deadline, abandon);
+    } else {
+      cudaGetLastError();
     }
-    cudaGetLastError();
   }
   return out;
 }

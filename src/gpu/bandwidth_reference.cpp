@@ -15,6 +15,7 @@
 #include "gpu/cuda_bandwidth_engine.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_scope.hpp"
+#include "gpu/stream_drain.hpp"
 
 namespace preflight {
 namespace {
@@ -130,18 +131,9 @@ BandwidthEngine::Reference CudaBandwidthEngine::reference(const CopyStream& stre
   }
   // Freed once the stream is idle, leaked when it is not within the wait or the context is
   // broken.
-  cudaGetLastError();
   if (queued && s) {
-    const auto give_up = Clock::now() + kReferenceWait;
-    for (;;) {
-      const cudaError_t status = cudaStreamQuery(s->get());
-      if (status == cudaSuccess) break;
-      if (status != cudaErrorNotReady || Clock::now() >= give_up) {
-        abandon();
-        break;
-      }
-      std::this_thread::sleep_for(kPollInterval);
-    }
+    drain_or_abandon(s->get(), Clock::now() + kReferenceWait, abandon);
+  } else {
     cudaGetLastError();
   }
   return out;

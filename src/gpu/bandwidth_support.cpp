@@ -76,13 +76,8 @@ void wait_event(cudaEvent_t event, Clock::time_point deadline, const std::atomic
 
 bool wait_stream_idle(DeviceScope& scope, int device, cudaStream_t stream,
                       Clock::time_point deadline) noexcept {
-  for (;;) {
-    (void)scope.try_set(device);
-    const cudaError_t status = cudaStreamQuery(stream);
-    if (status == cudaSuccess) return true;
-    if (status != cudaErrorNotReady || Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(kPollInterval);
-  }
+  (void)scope.try_set(device);
+  return stream_idle_by(stream, deadline);
 }
 
 double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {

@@ -1,5 +1,5 @@
 #pragma once
-// What the bandwidth engine's parts (bandwidth_engine.cpp: copy measurements,
+// What the bandwidth engine's parts (cuda_bandwidth_engine.cpp: copy measurements,
 // bandwidth_reference.cpp: the benchmark's plain copies, bandwidth_pattern.cpp: the memory
 // pattern test) share: error texts, timing events polled against a deadline, peer access,
 // pinned host memory, and the placement of host buffers on the GPU's NUMA node. The NCCL
@@ -13,6 +13,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_scope.hpp"
+#include "gpu/stream_drain.hpp"
 
 namespace preflight {
 namespace bandwidth_detail {
@@ -47,9 +48,8 @@ void wait_event(cudaEvent_t event, Clock::time_point deadline,
 
 double elapsed_ms(cudaEvent_t from, cudaEvent_t to);
 
-// Polls `stream` of GPU `device` (made current through `scope`) until it has no work left: true
-// then. False when the deadline passes first or the stream reports an error: whatever it uses
-// may still be in use and must be leaked. Never a synchronize, for the same reason as above.
+// stream_idle_by (gpu/stream_drain.hpp) for `stream` of GPU `device`, made current through
+// `scope` first.
 bool wait_stream_idle(DeviceScope& scope, int device, cudaStream_t stream,
                       Clock::time_point deadline) noexcept;
 

@@ -32,6 +32,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/gemm_session.hpp"
+#include "gpu/stream_drain.hpp"
 #include "kernels/gemm_kernels.hpp"
 
 namespace preflight {
@@ -96,18 +97,11 @@ double median(std::vector<double> values) {
 // After a failure: frees the session once its stream is idle; leaks it when the stream is
 // still busy at the deadline, or the context is broken (every call would fail anyway).
 void dispose_after_error(std::optional<GemmSession>& session, Clock::time_point deadline) {
-  cudaGetLastError();  // a non-sticky error must not be reported again by the next call
-  if (!session) return;
-  for (;;) {
-    const cudaError_t status = cudaStreamQuery(session->stream());
-    if (status == cudaSuccess) break;
-    if (status != cudaErrorNotReady || Clock::now() >= deadline) {
-      session->abandon();
-      break;
-    }
-    std::this_thread::sleep_for(kPollInterval);
+  if (!session) {
+    cudaGetLastError();  // a non-sticky error must not be reported again by the next call
+    return;
   }
-  cudaGetLastError();
+  drain_or_abandon(session->stream(), deadline, [&] { session->abandon(); });
   session.reset();
 }
 

@@ -1,4 +1,4 @@
-// The NCCL collective engine (include/preflight/collective_engine.hpp): non-blocking
+// The NCCL collective engine (include/preflight/engine/collective_engine.hpp): non-blocking
 // communicators for every local GPU, created inside one ncclGroupStart/End and polled with
 // ncclCommGetAsyncError against the deadline; collectives on one stream per GPU, timed with
 // events and polled with cudaEventQuery (never a synchronize: a synchronize on a hung GPU never

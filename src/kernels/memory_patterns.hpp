@@ -9,7 +9,7 @@
 
 namespace preflight {
 
-// Pattern ids (the values of MemoryPattern in include/preflight/bandwidth_engine.hpp).
+// Pattern ids (the values of MemoryPattern in include/preflight/engine/bandwidth_engine.hpp).
 enum : int {
   kPatternZeros = 0,
   kPatternOnes = 1,

@@ -1,6 +1,6 @@
 #pragma once
 // What the fuzz targets share (tests/fuzz/README.md). A target feeds the input to one parser of
-// outside input: the documented rejection (InvalidInput, preflight/errors.hpp) is a normal
+// outside input: the documented rejection (InvalidInput, include/preflight/errors.hpp) is a normal
 // outcome and is caught; anything else escapes, and libFuzzer reports the uncaught exception as
 // a crash. A broken promise that does not crash by itself (a document that does not read back)
 // calls violated(), so it is saved as a crash input as well.

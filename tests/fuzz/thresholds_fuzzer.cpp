@@ -1,5 +1,5 @@
 // A --thresholds file: Thresholds::apply_overrides on the generic values. Two promises of
-// preflight/thresholds.hpp are checked too: a rejected document changes nothing, and the
+// include/preflight/thresholds.hpp are checked too: a rejected document changes nothing, and the
 // effective thresholds' document (to_json_text, what `preflight thresholds` prints) is taken
 // back unchanged.
 #include <cstddef>

@@ -5,9 +5,12 @@
 - No header name appears twice under include/ and src/.
 - One file under src/ detaches threads (the bounded task).
 - No reporter, fleet or model code names a check outside the data tables listed here.
+- A comment that names a file or folder of the repository (src/..., docs/..., a glob such as
+  src/gpu/bandwidth_*.cpp too) names one that exists: a moved file leaves no stale pointer.
 
 Usage: check_layout.py REPO_ROOT. Prints one line per broken rule; exit 1 when any.
 """
+import glob
 import os
 import re
 import sys
@@ -37,6 +40,15 @@ DATA_TABLES = {"src/model/sku_table.cpp", "src/model/catalogue_entries.cpp"}
 SYSTEM_FIELD = re.compile(r"system\.nccl|\(sys, \"nccl\"\)")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+# Paths named in comments: a repository folder, then names; not part of a longer path (a build
+# folder's "BUILD/tests/unit_tests" is an output, not a source).
+TOP_FOLDERS = ("src", "include", "tests", "scripts", "docs", "bench", "cmake", "packaging")
+NAMED_PATH = re.compile(r"(?<![\w./$-])((?:" + "|".join(TOP_FOLDERS) + r")/[\w./*-]*[\w*])")
+SELFTEST = os.path.join("tests", "layout", "selftest.py")
+COMMENT = re.compile(r"(?://|#)(.*)$", re.M)
+# Where comments are read for paths: sources, scripts and build files.
+COMMENTED = re.compile(r"\.(hpp|cpp|cu|cuh|h|in|py|sh|cmake)$|(^|/)CMakeLists\.txt$")
 
 
 def folder_of(rel):
@@ -73,8 +85,38 @@ def strip_comments(text):
     return text
 
 
+def commented_files(root):
+    for top in TOP_FOLDERS + (".ci",):
+        for base, dirs, files in os.walk(os.path.join(root, top)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in files:
+                rel = os.path.relpath(os.path.join(base, name), root)
+                # The checker's own test names missing paths on purpose.
+                if COMMENTED.search(rel) and rel != SELFTEST:
+                    yield rel
+    if os.path.exists(os.path.join(root, "CMakeLists.txt")):
+        yield "CMakeLists.txt"
+
+
+def stale_paths(root):
+    """Lines of comments that name a repository path which does not exist."""
+    for rel in sorted(commented_files(root)):
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for number, line in enumerate(text.split("\n"), 1):
+            for comment in COMMENT.findall(line):
+                for named in NAMED_PATH.findall(comment):
+                    named = named.rstrip(".")
+                    if "*" in named:
+                        found = glob.glob(os.path.join(root, named))
+                    else:
+                        found = os.path.exists(os.path.join(root, named))
+                    if not found:
+                        yield f"{rel}:{number}: a comment names {named}, which does not exist"
+
+
 def main(root):
-    problems = []
+    problems = list(stale_paths(root))
     files = list(sources(root, "src")) + list(sources(root, "include"))
     headers = {}
     detaching = []

@@ -19,6 +19,7 @@ CLEAN = {
     "src/report/prometheus_report.cpp": '#include "model/stats.hpp"\n// the gemm check\n',
     "src/checks/gemm/gemm_check.cpp": '#include "run/runner.hpp"\nconst char* n = "gemm";\n',
     "src/app/main.cpp": '#include "fleet/mpi/fleet_command.hpp"\n',
+    "scripts/build.sh": "# builds what src/app/main.cpp and src/run/*.cpp need into BUILD/tests/x\n",
 }
 
 BROKEN = [
@@ -34,6 +35,12 @@ BROKEN = [
     ("a second file that detaches",
      {"src/checks/gemm/gemm_check.cpp": "void h() { t.detach(); }\n"},
      "threads are detached in 2 files"),
+    ("a comment naming a file that moved",
+     {"src/run/runner.cpp": "// the engine (src/gpu/gemm_engine.cpp) is polled\n"},
+     "a comment names src/gpu/gemm_engine.cpp, which does not exist"),
+    ("a comment naming a glob that matches nothing",
+     {"scripts/build.sh": "# see src/core/html_*.cpp\n"},
+     "a comment names src/core/html_*.cpp"),
     ("a folder outside the rule",
      {"src/misc/x.cpp": ""},
      "folder 'misc' has no place"),

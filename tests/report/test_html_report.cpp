@@ -1,4 +1,4 @@
-// Unit tests of the HTML report (src/core/html_*.cpp, docs/report.md): escaping, the page's
+// Unit tests of the HTML report (src/report/html/html_*.cpp, docs/report.md): escaping, the page's
 // structure and CSP, the fixtures' content, hostile text, and documents of odd shapes that must
 // still render. The browser tests (report_test.sh) load the same pages in Chromium.
 #include <algorithm>

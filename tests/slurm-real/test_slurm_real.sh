@@ -78,12 +78,14 @@ case_unhealthy_node_batch() {
 }
 
 # 2b. The same under srun: an interactive job cannot be requeued; Slurm cancels it and srun
-# fails with "Prolog failure on node N".
+# fails with "Prolog failure on node N". Its exit status is 1, or 168 when the step's launch
+# reached slurmd after the cancel ("Task launch ... failed: Job credential revoked"): seen in one
+# of ten runs under a CPU hog on a 2-core machine (slurm 22.05.8). Both are a refused job.
 case_unhealthy_node_srun() {
   t_env_file 'PREFLIGHT_PROLOG_ARGS="--expect-gpus 1"'
   t_start
   t_run srun 60 srun -n1 true
-  ((T_RC == 1)) || t_fail "srun exit $T_RC, expected 1: $(cat "$T/srun.err")"
+  ((T_RC == 1 || T_RC == 168)) || t_fail "srun exit $T_RC, expected 1 (or 168): $(cat "$T/srun.err")"
   ((T_SECONDS <= SCHED + 10)) || t_fail "srun took $T_SECONDS s"
   grep -q "Prolog failure on node $T_NODE" "$T/srun.err" ||
     t_fail "srun's stderr does not say Prolog failure: $(cat "$T/srun.err")"

@@ -1,5 +1,5 @@
 // BoundedTask: work on a thread of its own, waited for against a deadline and a stop condition,
-// left behind when it does not return (include/preflight/bounded_task.hpp). Every wait polls
+// left behind when it does not return (src/run/bounded_task.hpp). Every wait polls
 // against a deadline; nothing here depends on how fast the machine is, only on the order of
 // events the tests themselves control.
 #include <catch2/catch.hpp>

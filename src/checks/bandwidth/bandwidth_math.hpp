@@ -121,7 +121,7 @@ NvlinkPairExpectation nvlink_pair_expectation(double full_gbps, int links_per_gp
                                               const GpuReading& a, const GpuReading& b);
 
 // --- HBM pattern test ----------------------------------------------------------------------
-// ChunkMismatch and merge_bad_chunks: include/preflight/memory_ranges.hpp (the engine merges
+// ChunkMismatch and merge_bad_chunks: src/model/memory_ranges.hpp (the engine merges
 // with them too).
 
 // "0x1f4000000-0x1f4000fff" style text of a range, byte offsets in hex, end inclusive (end - 1);

@@ -51,8 +51,8 @@ constexpr double kHostMemoryGBps = 200.0;  // assumed: a two-socket DDR5 host
 // Peer copies reach this share of nvlink.expected_gbps (~380 of 450 GB/s on H100 SXM). Without
 // NVLink (expected 0) they go over PCIe, at the PCIe rate above.
 constexpr double kNvlinkCopyEfficiency = 0.85;  // assumed, as for PCIe
-// Device-local copies: BabelStream Copy reaches 2.90 TB/s of H100 SXM's 3350 GB/s (0.87, docs/
-// checks/bandwidth.md); a copy's bytes are read and written, so it copies half of that.
+// Device-local copies: BabelStream Copy reaches 2.90 TB/s of H100 SXM's 3350 GB/s (0.87,
+// docs/checks/bandwidth.md); a copy's bytes are read and written, so it copies half of that.
 constexpr double kHbmCopyEfficiency = 0.87;
 // The pattern kernels write the region, then read and compare it.
 constexpr double kPatternEfficiency = 0.8;  // assumed

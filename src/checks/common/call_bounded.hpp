@@ -1,6 +1,6 @@
 #pragma once
 // An engine call from a check, bounded: what the bandwidth, rdma and nccl checks use for every
-// call into their engine (include/preflight/bounded_task.hpp).
+// call into their engine (src/run/bounded_task.hpp).
 #include <chrono>
 #include <functional>
 #include <optional>

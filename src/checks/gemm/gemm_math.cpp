@@ -118,7 +118,7 @@ std::size_t gemm_footprint_bytes(GemmDtype dtype, int m, int n, int k,
   const auto nn = static_cast<std::size_t>(std::max(n, 0));
   const auto kk = static_cast<std::size_t>(std::max(k, 0));
   const std::size_t in = gemm_input_bytes(dtype);
-  // Plus the fp64 vectors, as the engine allocates them (src/gpu/gemm_engine.cpp): column
+  // Plus the fp64 vectors, as the engine allocates them (src/gpu/cublas_gemm_engine.cpp): column
   // sums of A and |A| (2k), the reference and its |A||B| twin, and the sums of a bad column
   // (4n); and kGemmResultSlotBytes of verification results.
   return mm * kk * in + kk * nn * in + mm * nn * gemm_output_bytes(dtype) +

@@ -110,7 +110,7 @@ class FleetPlanner {
 
   int round_bound() const { return bound_; }
 
-  // What the planner knows; public for the pairing and reason code (src/core) and for tests.
+  // What the planner knows; public for the pairing and reason code (fleet_pairing.cpp, fleet_reasons.cpp) and for tests.
   enum class State : std::uint8_t { suspect, good, faulty, straggler, excluded };
   struct Group {
     int round = 0;

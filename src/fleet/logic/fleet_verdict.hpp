@@ -39,7 +39,7 @@ LocalSummary summarize_local(const Verdict& v, const FigureCatalogue& figures);
 
 // {"verdict", "exit_code", "reason", "duration_s", "findings": [..], "figures": {name: number}}.
 nlohmann::ordered_json local_summary_to_json(const LocalSummary& s);
-// Throws InvalidInput (preflight/errors.hpp) when the object is malformed: a missing or
+// Throws InvalidInput (include/preflight/errors.hpp) when the object is malformed: a missing or
 // mistyped verdict or exit_code, an unknown verdict, a field of the wrong type. Unknown keys
 // are ignored (a newer node may send more); missing optional fields stay empty.
 LocalSummary local_summary_from_json(const nlohmann::ordered_json& j);

@@ -1,5 +1,5 @@
 #pragma once
-// Internal helpers of the HTML report (src/core/html_*.cpp, docs/report.md): escaping, tolerant
+// Internal helpers of the HTML report (src/report/html/html_*.cpp, docs/report.md): escaping, tolerant
 // field access, number formatting, colour classes.
 //
 // The documents come from other machines and from older or newer versions of preflight, and a
