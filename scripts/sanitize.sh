@@ -12,6 +12,9 @@
 # exit codes a test may not look at), and any file there fails the run and is printed.
 # Deliberate leaks (resources abandoned to a hung device or peer) are listed, one line each with
 # its reason, in tests/sanitizers/lsan.supp; nothing else is suppressed.
+# PREFLIGHT_SANITIZE_STEP=build configures and builds only, =test runs the tests of a tree built
+# so (scripts/test.sh builds the ASan tree while other tests run beside it), =all (the default)
+# does both. The build uses as many compile jobs as there are cores.
 # Extra arguments go to ctest. Usage: sanitize.sh [address|thread|all] [ctest args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +33,11 @@ case "$with_fuzzers" in
   0 | 1) ;;
   *) echo "sanitize: PREFLIGHT_SANITIZE_FUZZERS must be 0 or 1, not '$with_fuzzers'" >&2; exit 2 ;;
 esac
+step=${PREFLIGHT_SANITIZE_STEP:-all}
+case "$step" in
+  build | test | all) ;;
+  *) echo "sanitize: PREFLIGHT_SANITIZE_STEP must be build, test or all, not '$step'" >&2; exit 2 ;;
+esac
 for tool in clang clang++ cmake ctest; do
   command -v "$tool" >/dev/null 2>&1 ||
     { echo "sanitize: $tool not found (scripts/setup-deps.sh --test installs it)" >&2; exit 2; }
@@ -41,13 +49,16 @@ generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 
 # configure DIR FLAGS [cmake args...]: a fresh host-only clang build with FLAGS everywhere. The
-# tests' timeouts are tripled: a sanitizer's slowness must not pass for a hang.
+# tests' timeouts are tripled: a sanitizer's slowness must not pass for a hang. The exhaustive
+# sweeps of pure logic are shorter (tests/support/sweeps.hpp), and the benchmarks, which no test
+# runs, are not built.
 configure() {
   local dir=$1 flags=$2
   shift 2
   rm -rf "$dir"
   CC=clang CXX=clang++ cmake -S . -B "$dir" "${generator[@]}" -DPREFLIGHT_WITH_CUDA=OFF \
     -DPREFLIGHT_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_TEST_TIMEOUT_SCALE=3 \
+    -DPREFLIGHT_TEST_SHORT_SWEEPS=ON -DPREFLIGHT_BUILD_BENCH=OFF \
     -DPREFLIGHT_TESTS_DEBUG_INFO=ON \
     -DCMAKE_C_FLAGS="-O1 -g $flags" -DCMAKE_CXX_FLAGS="-O1 -g $flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" "$@"
@@ -76,9 +87,14 @@ run_address() {
     extra=(-DPREFLIGHT_BUILD_FUZZERS=ON)
     labels='^(unit|integration|mpi|report|fuzz)$'
   fi
-  echo "sanitize: === address + undefined: building $dir ==="
-  configure "$dir" "$flags" "${extra[@]}"
-  cmake --build "$dir"
+  if [[ $step != test ]]; then
+    echo "sanitize: === address + undefined: building $dir ==="
+    configure "$dir" "$flags" "${extra[@]}"
+    cmake --build "$dir" -j "$jobs"
+  fi
+  [[ $step != build ]] || return 0
+  [[ -f $dir/CTestTestfile.cmake ]] ||
+    { echo "sanitize: no built tree in $dir (PREFLIGHT_SANITIZE_STEP=build first)" >&2; return 2; }
   local reports=$repo/$dir/sanitizer-reports
   rm -rf "$reports" && mkdir -p "$reports"
   echo "sanitize: === address + undefined: ctest -L '$labels' ==="
@@ -101,9 +117,14 @@ run_address() {
 
 run_thread() {
   local dir=${BUILD_DIR:-build-tsan} rc=0
-  echo "sanitize: === thread: building $dir (unit tests) ==="
-  configure "$dir" '-fsanitize=thread -fno-omit-frame-pointer'
-  cmake --build "$dir" --target unit_tests fake_nvml
+  if [[ $step != test ]]; then
+    echo "sanitize: === thread: building $dir (unit tests) ==="
+    configure "$dir" '-fsanitize=thread -fno-omit-frame-pointer'
+    cmake --build "$dir" -j "$jobs" --target unit_tests fake_nvml
+  fi
+  [[ $step != build ]] || return 0
+  [[ -f $dir/CTestTestfile.cmake ]] ||
+    { echo "sanitize: no built tree in $dir (PREFLIGHT_SANITIZE_STEP=build first)" >&2; return 2; }
   local reports=$repo/$dir/sanitizer-reports
   rm -rf "$reports" && mkdir -p "$reports"
   echo "sanitize: === thread: ctest -L unit ==="

@@ -97,11 +97,12 @@ if ((${#missing[@]})); then
     trap - EXIT
   fi
   # ... and not enabled at boot: only the services this run installed (an admin's own slurmd
-  # stays as it was). deb-systemd-helper(1p) and update-rc.d(8) record the choice, so a later
-  # upgrade of the package keeps it disabled.
+  # stays as it was). systemctl works on the unit files without a running systemd, update-rc.d(8)
+  # turns the init scripts' S links into K links; a later upgrade of the package keeps both
+  # (its postinst enables a unit again only if it "was-enabled", deb-systemd-helper(1p)).
   for d in "${new_daemons[@]}"; do
-    if command -v deb-systemd-helper >/dev/null 2>&1; then
-      "${sudo_cmd[@]}" deb-systemd-helper disable "$d.service" >/dev/null 2>&1 || true
+    if command -v systemctl >/dev/null 2>&1; then
+      "${sudo_cmd[@]}" systemctl disable --quiet "$d.service" >/dev/null 2>&1 || true
     fi
     if [[ -e /etc/init.d/$d ]] && command -v update-rc.d >/dev/null 2>&1; then
       "${sudo_cmd[@]}" update-rc.d "$d" disable >/dev/null 2>&1 || true

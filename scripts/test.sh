@@ -14,7 +14,9 @@
 # Then, hardening (issue 17; docs/testing.md): the timing-sensitive labels under a CPU hog
 # (scripts/test-under-load.sh): in the CUDA 12 tree they run under the hog instead of idle, so
 # each runs once idle (first tree) and once loaded (second tree); without the CUDA 12 tree, the
-# first tree's run again under the hog. The ASan+UBSan and TSan builds (scripts/sanitize.sh),
+# first tree's run again under the hog. The hog there is the ASan tree's build (as many compile
+# jobs as cores; stress-ng once it ends), so the cores do useful work while they are kept busy
+# (issue 31: CI time). The ASan+UBSan and TSan builds (scripts/sanitize.sh),
 # which pass only with zero sanitizer reports; and every fuzz target for
 # PREFLIGHT_TEST_FUZZ_SECONDS (default 15) each (scripts/fuzz.sh, in the ASan build).
 # PREFLIGHT_TEST_HARDENING=0 skips those three.
@@ -40,10 +42,12 @@ setup_args=(--test)
 # setup-deps --test installs Slurm and munge, so the slurm-real tests must run, not skip.
 export PREFLIGHT_TEST_REQUIRE_SLURM=1
 ((with_cuda12)) && setup_args+=(--cuda 12)
+setup_start=$SECONDS
 scripts/setup-deps.sh "${setup_args[@]}"
+setup_seconds=$((SECONDS - setup_start))
 
 build_dir=${BUILD_DIR:-build-test}
-summary=()
+summary=("dependencies (scripts/setup-deps.sh ${setup_args[*]}): $setup_seconds s")
 failed=0
 jobs=$(nproc)
 # The labels scripts/test-under-load.sh runs under its hog: timing-sensitive, so never run beside
@@ -96,8 +100,22 @@ run_suite() {
     (cd "$dir" && ctest --output-on-failure --timeout 300 -LE "^unit\$|$load_labels" \
       "${ctest_args[@]}") || rc=$?
     if ((loaded)); then
-      how+="; $load_labels under a CPU hog"
-      scripts/test-under-load.sh "$dir" --timeout 300 "${ctest_args[@]}" || rc=$?
+      # The hog is the ASan tree's build (as many compile jobs as cores), started now and then
+      # tested as a hardening step of its own; stress-ng takes over if it ends first. The build's
+      # output is kept and shown once it ends, so the two do not interleave.
+      how+="; $load_labels under a CPU hog (the ASan tree's build, then stress-ng)"
+      asan_log=$(mktemp)
+      asan_start=$SECONDS
+      env PREFLIGHT_SANITIZE_STEP=build "${asan_env[@]}" scripts/sanitize.sh address \
+        >"$asan_log" 2>&1 &
+      local asan_pid=$!
+      scripts/test-under-load.sh --hog-after "$asan_pid" "$dir" --timeout 300 \
+        "${ctest_args[@]}" || rc=$?
+      asan_rc=0
+      wait "$asan_pid" || asan_rc=$?
+      asan_build_seconds=$((SECONDS - asan_start))
+      cat "$asan_log"
+      rm -f "$asan_log"
     else
       (cd "$dir" && ctest --output-on-failure --timeout 300 -L "$load_labels" \
         "${ctest_args[@]}") || rc=$?
@@ -129,6 +147,11 @@ run_step() {
   fi
 }
 
+# The ASan+UBSan tree holds the fuzz targets too (they replay their corpora as ctest label fuzz),
+# and the fuzzing runs there: one sanitized build of the libraries instead of two.
+asan_env=(PREFLIGHT_SANITIZE_FUZZERS=1 BUILD_DIR=build-asan)
+asan_rc="" asan_build_seconds=0
+
 ctest_args=("$@")
 run_suite "default toolkit" "$build_dir" 0
 if ((with_cuda12)); then
@@ -140,10 +163,16 @@ else
   summary+=("CUDA 12: skipped (PREFLIGHT_TEST_CUDA12=0)")
 fi
 if ((with_hardening)); then
-  # The ASan build holds the fuzz targets too (they replay their corpora as ctest label fuzz),
-  # and the fuzzing runs there: one sanitized build of the libraries instead of two.
-  run_step "sanitizers (ASan+UBSan, with the fuzz targets)" \
-    env PREFLIGHT_SANITIZE_FUZZERS=1 BUILD_DIR=build-asan scripts/sanitize.sh address
+  if [[ -z $asan_rc ]]; then  # not built beside the CUDA 12 tree's tests
+    run_step "sanitizers (ASan+UBSan, with the fuzz targets)" \
+      env "${asan_env[@]}" scripts/sanitize.sh address
+  elif ((asan_rc)); then
+    summary+=("sanitizers (ASan+UBSan, with the fuzz targets): build FAILED (exit $asan_rc), $asan_build_seconds s")
+    failed=1
+  else
+    run_step "sanitizers (ASan+UBSan, with the fuzz targets; built in $asan_build_seconds s beside the CUDA 12 tests)" \
+      env PREFLIGHT_SANITIZE_STEP=test "${asan_env[@]}" scripts/sanitize.sh address
+  fi
   run_step "sanitizers (TSan)" env BUILD_DIR=build-tsan scripts/sanitize.sh thread
   run_step "fuzz (${fuzz_seconds} s per target)" \
     scripts/fuzz.sh --seconds "$fuzz_seconds" --build-dir build-asan
@@ -151,6 +180,7 @@ else
   summary+=("hardening: skipped (PREFLIGHT_TEST_HARDENING=0)")
 fi
 
-echo "test: === summary ==="
+summary+=("in all: $SECONDS s")
+echo "test: === summary (time per phase) ==="
 printf 'test: %s\n' "${summary[@]}"
 exit "$failed"

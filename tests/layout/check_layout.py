@@ -5,6 +5,8 @@
 - No header name appears twice under include/ and src/.
 - One file under src/ detaches threads (the bounded task).
 - No reporter, fleet or model code names a check outside the data tables listed here.
+- No check includes another check's headers: what two checks share is in src/checks/common/.
+- The README and docs/ give one command for the GPU tests (GPU_TEST_COMMAND).
 - A comment that names a file or folder of the repository (src/..., docs/..., a glob such as
   src/gpu/bandwidth_*.cpp too) names one that exists: a moved file leaves no stale pointer.
 
@@ -46,6 +48,27 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 TOP_FOLDERS = ("src", "include", "tests", "scripts", "docs", "bench", "cmake", "packaging")
 NAMED_PATH = re.compile(r"(?<![\w./$-])((?:" + "|".join(TOP_FOLDERS) + r")/[\w./*-]*[\w*])")
 SELFTEST = os.path.join("tests", "layout", "selftest.py")
+
+# The one spelling of "run the GPU tests" in the README and docs/ (after scripts/build.sh).
+GPU_TEST_COMMAND = "ctest --test-dir build -L gpu --output-on-failure"
+CTEST_GPU = re.compile(r"ctest [^`\n]*-L gpu[^`\n]*")
+
+
+def gpu_test_commands(root):
+    """Lines of the README and docs/ that spell the GPU test command another way."""
+    docs = ["README.md"]
+    for base, _, files in os.walk(os.path.join(root, "docs")):
+        docs += [os.path.relpath(os.path.join(base, n), root) for n in files if n.endswith(".md")]
+    for rel in sorted(docs):
+        path = os.path.join(root, rel)
+        if not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f.read().split("\n"), 1):
+                for spelled in CTEST_GPU.findall(line):
+                    if spelled.strip() != GPU_TEST_COMMAND:
+                        yield (f"{rel}:{number}: the GPU tests are run with '{GPU_TEST_COMMAND}', "
+                               f"not '{spelled.strip()}'")
 COMMENT = re.compile(r"(?://|#)(.*)$", re.M)
 # Where comments are read for paths: sources, scripts and build files.
 COMMENTED = re.compile(r"\.(hpp|cpp|cu|cuh|h|in|py|sh|cmake)$|(^|/)CMakeLists\.txt$")
@@ -116,7 +139,7 @@ def stale_paths(root):
 
 
 def main(root):
-    problems = list(stale_paths(root))
+    problems = list(stale_paths(root)) + list(gpu_test_commands(root))
     files = list(sources(root, "src")) + list(sources(root, "include"))
     headers = {}
     detaching = []
@@ -132,6 +155,13 @@ def main(root):
                 target = included_folder(spelled)
                 if target is not None and target not in allowed:
                     problems.append(f"{rel}: includes {spelled}: {folder} may not depend on {target}")
+        own_check = re.match(r"src/checks/([^/]+)/", rel)
+        if own_check and own_check.group(1) != "common":
+            for spelled in INCLUDE.findall(text):
+                other = re.match(r"checks/([^/]+)/", spelled)
+                if other and other.group(1) not in (own_check.group(1), "common"):
+                    problems.append(f"{rel}: includes {spelled}: a check includes only its own "
+                                    f"folder and checks/common/")
         if rel.endswith((".hpp", ".h", ".cuh", ".hpp.in")):
             name = os.path.basename(rel).replace(".in", "")
             headers.setdefault(name, []).append(rel)

@@ -18,7 +18,9 @@ CLEAN = {
     "src/model/stats.hpp": "",
     "src/report/prometheus_report.cpp": '#include "model/stats.hpp"\n// the gemm check\n',
     "src/checks/gemm/gemm_check.cpp": '#include "run/runner.hpp"\nconst char* n = "gemm";\n',
+    "src/checks/rdma/rdma_check.cpp": '#include "checks/rdma/rdma_judge.hpp"\n#include "checks/common/pci_link.hpp"\n',
     "src/app/main.cpp": '#include "fleet/mpi/fleet_command.hpp"\n',
+    "README.md": "then `ctest --test-dir build -L gpu --output-on-failure` there\n",
     "scripts/build.sh": "# builds what src/app/main.cpp and src/run/*.cpp need into BUILD/tests/x\n",
 }
 
@@ -35,6 +37,12 @@ BROKEN = [
     ("a second file that detaches",
      {"src/checks/gemm/gemm_check.cpp": "void h() { t.detach(); }\n"},
      "threads are detached in 2 files"),
+    ("a check that includes another check's header",
+     {"src/checks/rdma/rdma_check.cpp": '#include "checks/gemm/gemm_check.hpp"\n'},
+     "a check includes only its own folder and checks/common/"),
+    ("a README that runs the GPU tests in another folder",
+     {"README.md": "run `ctest --test-dir build-test -L gpu` on a GPU node\n"},
+     "not 'ctest --test-dir build-test -L gpu'"),
     ("a comment naming a file that moved",
      {"src/run/runner.cpp": "// the engine (src/gpu/gemm_engine.cpp) is polled\n"},
      "a comment names src/gpu/gemm_engine.cpp, which does not exist"),

@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include "fleet/logic/fleet_planner.hpp"
+#include "support/sweeps.hpp"
 
 using namespace preflight;
 
@@ -105,16 +106,18 @@ SimulatedFleet place(int n, int k, Placement how, int switches, unsigned seed) {
 }  // namespace
 
 TEST_CASE("fleet simulation: every placement of up to N/2 faulty nodes, N = 2..14, pairs") {
-  for (int n = 2; n <= 14; ++n) {
+  const int largest = preflight::test::kShortSweeps ? 11 : 14;
+  for (int n = 2; n <= largest; ++n) {
     const int most = exhaustive(n, 2, {});
     CHECK(most <= fleet_round_bound(n, 2));
   }
 }
 
 TEST_CASE("fleet simulation: every placement, larger first groups and topology") {
-  for (int n = 3; n <= 11; ++n) exhaustive(n, 3, {});
-  for (int n = 4; n <= 10; ++n) exhaustive(n, 4, {});
-  for (int n = 4; n <= 12; ++n) exhaustive(n, 2, spread_over_switches(n, 3));
+  const int less = preflight::test::kShortSweeps ? 2 : 0;
+  for (int n = 3; n <= 11 - less; ++n) exhaustive(n, 3, {});
+  for (int n = 4; n <= 10 - less; ++n) exhaustive(n, 4, {});
+  for (int n = 4; n <= 12 - less; ++n) exhaustive(n, 2, spread_over_switches(n, 3));
 }
 
 TEST_CASE("fleet simulation: a straggler next to a faulty node, every position") {
@@ -154,7 +157,10 @@ TEST_CASE("fleet simulation: one bad link, every position") {
 }
 
 TEST_CASE("fleet simulation: large fleets, random, adjacent and one-switch placements") {
-  for (int n : {64, 256, 1024, 4096}) {
+  const std::vector<int> sizes = preflight::test::kShortSweeps
+                                     ? std::vector<int>{64, 256, 1024}
+                                     : std::vector<int>{64, 256, 1024, 4096};
+  for (int n : sizes) {
     for (int k : {1, n / 16, n / 4, n / 2}) {
       for (unsigned seed : {1u, 2u}) {
         INFO("n=" << n << " k=" << k << " seed=" << seed);

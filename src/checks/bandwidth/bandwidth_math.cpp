@@ -9,15 +9,7 @@
 #include <utility>
 
 namespace preflight {
-namespace {
-
-// Lane rate from the transfer rate (GT/s) and the line code: each transfer carries one bit per
-// lane, of which payload/total are data; 8 bits a byte.
-constexpr double lane_gbps(double gigatransfers, double payload, double total) {
-  return gigatransfers * payload / total / 8.0;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 double gbps(std::uint64_t bytes, double ms) {
   // !(ms > 0) also turns a NaN time into 0 rather than a NaN rate.
@@ -27,38 +19,6 @@ double gbps(std::uint64_t bytes, double ms) {
 
 BandwidthStats bandwidth_stats(std::vector<double> samples) {
   return summarize(std::move(samples));
-}
-
-double pcie_lane_gbps(int generation) {
-  switch (generation) {
-    case 1:
-      return lane_gbps(2.5, 8, 10);
-    case 2:
-      return lane_gbps(5.0, 8, 10);
-    case 3:
-      return lane_gbps(8.0, 128, 130);
-    case 4:
-      return lane_gbps(16.0, 128, 130);
-    case 5:
-      return lane_gbps(32.0, 128, 130);
-    case 6:
-      // PAM4 at 32 GBaud carries 64 Gb/s a lane with no line code; the 256-byte FLIT spends 14
-      // bytes on CRC and FEC, leaving 242 bytes of payload.
-      return lane_gbps(64.0, 242, 256);
-    default:
-      return 0.0;
-  }
-}
-
-double pcie_link_gbps(int generation, int width) {
-  if (width <= 0) return 0.0;
-  return pcie_lane_gbps(generation) * width;
-}
-
-std::string pcie_link_name(int generation, int width) {
-  const std::string gen = generation > 0 ? std::to_string(generation) : "?";
-  const std::string lanes = width > 0 ? std::to_string(width) : "?";
-  return "Gen" + gen + " x" + lanes;
 }
 
 PcieExpectation pcie_expectation(int sku_generation, int sku_width, int max_generation,

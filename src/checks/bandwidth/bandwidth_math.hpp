@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "checks/common/pci_link.hpp"
 #include "model/memory_ranges.hpp"
 #include "model/stats.hpp"
 #include "preflight/engine/bandwidth_engine.hpp"
@@ -23,15 +24,7 @@ using BandwidthStats = SampleStats;
 BandwidthStats bandwidth_stats(std::vector<double> samples);
 
 // --- PCIe -----------------------------------------------------------------------------------
-// Raw data rate of one lane in one direction after line encoding, decimal GB/s:
-// Gen1 2.5 GT/s 8b/10b = 0.25, Gen2 5 GT/s 8b/10b = 0.5, Gen3 8 GT/s 128b/130b = 0.9846,
-// Gen4 16 GT/s = 1.9692, Gen5 32 GT/s = 3.9385, Gen6 64 GT/s PAM4 with 242/256 FLIT
-// efficiency = 7.5625. 0 for an unknown generation.
-double pcie_lane_gbps(int generation);
-// One direction of a link: lane rate times width. 0 when either is unknown (<= 0).
-double pcie_link_gbps(int generation, int width);
-// "Gen5 x16"; "Gen? x16" for an unknown generation, "Gen5 x?" for an unknown width (<= 0).
-std::string pcie_link_name(int generation, int width);
+// The link rates and names: checks/common/pci_link.hpp.
 
 // What a GPU's PCIe bandwidth is held to. The link the GPU should have comes from the SKU table
 // (inventory.expected_pcie_gen / _width; 0: unknown), else from what the device reports as its

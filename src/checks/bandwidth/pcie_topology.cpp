@@ -51,16 +51,6 @@ std::string realpath_of(const std::string& path) {
 }
 
 // "0000:1b:00.0", and the longer domains of VMD or Hyper-V ("10000:00:00.0").
-bool is_pci_name(const std::string& name) {
-  const auto colon = name.find(':');
-  if (colon == std::string::npos || colon < 4) return false;
-  const std::string rest = name.substr(colon);  // ":1b:00.0"
-  if (rest.size() != 8 || rest[3] != ':' || rest[6] != '.') return false;
-  const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
-  return std::all_of(name.begin(), name.begin() + static_cast<long>(colon), hex) && hex(rest[1]) &&
-         hex(rest[2]) && hex(rest[4]) && hex(rest[5]) && hex(rest[7]);
-}
-
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
   std::stringstream in(path);
@@ -116,19 +106,6 @@ PcieUplink uplink_of(const std::string& sysfs_root, const PcieGpuLocation& gpu) 
 }
 
 }  // namespace
-
-std::string pci_sysfs_name(const std::string& bus_id) {
-  const auto colon = bus_id.find(':');
-  if (colon == std::string::npos || colon == 0) return "";
-  std::string domain = bus_id.substr(0, colon);
-  const auto nonzero = domain.find_first_not_of('0');
-  domain = nonzero == std::string::npos ? "" : domain.substr(nonzero);
-  if (domain.size() < 4) domain.insert(0, 4 - domain.size(), '0');
-  std::string name = domain + bus_id.substr(colon);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return is_pci_name(name) ? name : "";
-}
 
 std::optional<int> pcie_gen_from_sysfs_speed(const std::string& text) {
   char* end = nullptr;

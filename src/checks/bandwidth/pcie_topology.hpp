@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "checks/common/pci_link.hpp"
+
 namespace preflight {
 
 // A link as sysfs reports it (current_link_speed "32.0 GT/s PCIe", current_link_width "16",
@@ -48,9 +50,7 @@ struct PcieTopology {
   std::vector<PcieUplink> uplinks;                    // ordered by id
 };
 
-// "00000000:1B:00.0" (NVML) -> "0000:1b:00.0" (sysfs); "" when it does not look like a PCI
-// address. The domain keeps at least four hex digits ("10000:00:00.0" for a VMD domain).
-std::string pci_sysfs_name(const std::string& bus_id);
+// pci_sysfs_name, the sysfs name of a GPU's bus id: checks/common/pci_link.hpp.
 
 // Generation from a sysfs link speed ("16.0 GT/s PCIe", "2.5 GT/s"): 2.5/5/8/16/32/64 GT/s ->
 // Gen1..6; nullopt for anything else ("Unknown", "").

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <map>
 
-#include "checks/bandwidth/pcie_topology.hpp"  // pci_sysfs_name
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/fault_kinds.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/common/pci_link.hpp"
 #include "checks/rdma/rdma_judge.hpp"
 #include "checks/rdma/rdma_math.hpp"
 #include "checks/rdma/rdma_plan.hpp"

@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-#include "checks/bandwidth/bandwidth_math.hpp"  // pcie_link_gbps, pcie_link_name
+#include "checks/common/pci_link.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
