@@ -7,6 +7,8 @@
 - No reporter, fleet or model code names a check outside the data tables listed here.
 - No check includes another check's headers: what two checks share is in src/checks/common/.
 - The README and docs/ give one command for the GPU tests (GPU_TEST_COMMAND).
+- The compiler holds the same rule: each library's preflight_layer() call (src/CMakeLists.txt)
+  names exactly the folders ALLOWED gives its folder, so the two cannot drift apart.
 - A comment that names a file or folder of the repository (src/..., docs/..., a glob such as
   src/gpu/bandwidth_*.cpp too) names one that exists: a moved file leaves no stale pointer.
 
@@ -138,8 +140,35 @@ def stale_paths(root):
                         yield f"{rel}:{number}: a comment names {named}, which does not exist"
 
 
+LAYER_CALL = re.compile(r"^\s*preflight_layer\(\s*(\S+)((?:\s+[\w/]+)*)\s*\)", re.M)
+
+
+def layer_calls(root):
+    """Where the compiler's views disagree with ALLOWED."""
+    src = os.path.join(root, "src")
+    for base, _, files in os.walk(src):
+        if "CMakeLists.txt" not in files or base == src:
+            continue
+        folder = os.path.relpath(base, src).replace(os.sep, "/")
+        rel = os.path.relpath(os.path.join(base, "CMakeLists.txt"), root)
+        with open(os.path.join(base, "CMakeLists.txt"), encoding="utf-8") as f:
+            calls = LAYER_CALL.findall(f.read())
+        allowed = ALLOWED.get(folder, "unknown")
+        if allowed is None or allowed == "unknown":
+            for target, _ in calls:
+                yield f"{rel}: preflight_layer({target}): folder '{folder}' has no layer to give"
+            continue
+        want = sorted(allowed - {"preflight"})
+        if not calls:
+            yield f"{rel}: no preflight_layer() call: the compiler does not hold '{folder}' to {want}"
+        for target, folders in calls:
+            got = sorted(folders.split())
+            if got != want:
+                yield (f"{rel}: preflight_layer({target}) gives {got}, the rule allows {want}")
+
+
 def main(root):
-    problems = list(stale_paths(root)) + list(gpu_test_commands(root))
+    problems = list(stale_paths(root)) + list(gpu_test_commands(root)) + list(layer_calls(root))
     files = list(sources(root, "src")) + list(sources(root, "include"))
     headers = {}
     detaching = []
