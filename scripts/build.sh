@@ -45,9 +45,13 @@ if [[ -n "$cuda_home" && "$with_cuda" == ON ]]; then
   cuda_args=(-DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" -DCUDAToolkit_ROOT="$cuda_home")
 fi
 
+# The configuration comes from CMakePresets.json: PREFLIGHT_PRESET (default dev; scripts/test.sh
+# uses ci and cuda12), with BUILD_DIR, the toolkit and the extra arguments on top. The presets
+# name Ninja; without it, Make.
+preset=${PREFLIGHT_PRESET:-dev}
 generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-cmake -S . -B "$build_dir" "${generator[@]}" "${cuda_args[@]}" "$@"
+command -v ninja >/dev/null 2>&1 || generator=(-G "Unix Makefiles")
+cmake --preset "$preset" -B "$build_dir" "${generator[@]}" "${cuda_args[@]}" "$@"
 
 # Which toolkit this tree builds with, in one line: the CUDA 12 and CUDA 13 builds look alike.
 nvcc=$(cache_value CMAKE_CUDA_COMPILER)

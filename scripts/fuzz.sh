@@ -93,18 +93,12 @@ fi
 if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
   with_mpi=OFF
   command -v mpicxx >/dev/null 2>&1 && with_mpi=ON
-  generator=()
-  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  generator=()  # the preset names Ninja; without it, Make
+  command -v ninja >/dev/null 2>&1 || generator=(-G "Unix Makefiles")
   launcher=()
   command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  cmake -S . -B "$build_dir" "${generator[@]}" "${launcher[@]}" \
-    -DCMAKE_CXX_COMPILER=clang++ \
-    -DPREFLIGHT_BUILD_FUZZERS=ON \
-    -DPREFLIGHT_WITH_CUDA=OFF \
-    -DPREFLIGHT_WITH_IBVERBS=OFF \
-    -DPREFLIGHT_WITH_MPI="$with_mpi" \
-    -DPREFLIGHT_BUILD_TESTS=OFF \
-    -DPREFLIGHT_BUILD_BENCH=OFF
+  cmake --preset fuzz -B "$build_dir" "${generator[@]}" "${launcher[@]}" \
+    -DPREFLIGHT_WITH_MPI="$with_mpi"
 fi
 cmake --build "$build_dir" --target fuzz_targets --parallel "$(nproc)"
 echo "fuzz: configured and built in ${SECONDS}s"

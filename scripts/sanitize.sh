@@ -45,23 +45,18 @@ done
 
 # The unit tests run this many at a time (the cores here); the other labels one at a time.
 jobs=$(nproc)
+# The presets name Ninja; without it, Make.
 generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+command -v ninja >/dev/null 2>&1 || generator=(-G "Unix Makefiles")
 
-# configure DIR FLAGS [cmake args...]: a fresh host-only clang build with FLAGS everywhere. The
-# tests' timeouts are tripled: a sanitizer's slowness must not pass for a hang. The exhaustive
-# sweeps of pure logic are shorter (tests/support/sweeps.hpp), and the benchmarks, which no test
-# runs, are not built.
+# configure DIR PRESET: a fresh host-only clang build from CMakePresets.json (asan, asan-fuzz,
+# tsan), which holds the flags. There the tests' timeouts are tripled (a sanitizer's slowness must
+# not pass for a hang), the exhaustive sweeps of pure logic are shorter
+# (tests/support/sweeps.hpp), and the benchmarks, which no test runs, are not built.
 configure() {
-  local dir=$1 flags=$2
-  shift 2
+  local dir=$1 preset=$2
   rm -rf "$dir"
-  CC=clang CXX=clang++ cmake -S . -B "$dir" "${generator[@]}" -DPREFLIGHT_WITH_CUDA=OFF \
-    -DPREFLIGHT_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_TEST_TIMEOUT_SCALE=3 \
-    -DPREFLIGHT_TEST_SHORT_SWEEPS=ON -DPREFLIGHT_BUILD_BENCH=OFF \
-    -DPREFLIGHT_TESTS_DEBUG_INFO=ON \
-    -DCMAKE_C_FLAGS="-O1 -g $flags" -DCMAKE_CXX_FLAGS="-O1 -g $flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" "$@"
+  cmake --preset "$preset" -B "$dir" "${generator[@]}"
 }
 
 # reports_clean DIR: 0 when the sanitizers wrote no report under DIR, else prints them all.
@@ -79,17 +74,15 @@ reports_clean() {
 
 run_address() {
   local dir=${BUILD_DIR:-build-asan} labels='^(unit|integration|mpi|report)$' rc=0
-  local flags='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer'
-  local extra=()
+  local preset=asan
   if ((with_fuzzers)); then
     # The fuzz targets share this build: their libraries need coverage hooks too.
-    flags+=' -fsanitize=fuzzer-no-link'
-    extra=(-DPREFLIGHT_BUILD_FUZZERS=ON)
+    preset=asan-fuzz
     labels='^(unit|integration|mpi|report|fuzz)$'
   fi
   if [[ $step != test ]]; then
     echo "sanitize: === address + undefined: building $dir ==="
-    configure "$dir" "$flags" "${extra[@]}"
+    configure "$dir" "$preset"
     cmake --build "$dir" -j "$jobs"
   fi
   [[ $step != build ]] || return 0
@@ -119,7 +112,7 @@ run_thread() {
   local dir=${BUILD_DIR:-build-tsan} rc=0
   if [[ $step != test ]]; then
     echo "sanitize: === thread: building $dir (unit tests) ==="
-    configure "$dir" '-fsanitize=thread -fno-omit-frame-pointer'
+    configure "$dir" tsan
     cmake --build "$dir" -j "$jobs" --target unit_tests fake_nvml
   fi
   [[ $step != build ]] || return 0

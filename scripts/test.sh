@@ -153,9 +153,10 @@ asan_env=(PREFLIGHT_SANITIZE_FUZZERS=1 BUILD_DIR=build-asan)
 asan_rc="" asan_build_seconds=0
 
 ctest_args=("$@")
-run_suite "default toolkit" "$build_dir" 0
+run_suite "default toolkit" "$build_dir" 0 PREFLIGHT_PRESET=ci
 if ((with_cuda12)); then
-  run_suite "CUDA 12" "$build_dir-cuda12" "$with_hardening" CUDA_HOME=.deps/cuda-12
+  run_suite "CUDA 12" "$build_dir-cuda12" "$with_hardening" PREFLIGHT_PRESET=cuda12 \
+    CUDA_HOME=.deps/cuda-12
 else
   if ((with_hardening)); then
     run_step "under load ($build_dir: $load_labels)" scripts/test-under-load.sh "$build_dir"

@@ -1,11 +1,11 @@
 // The one place that knows which checks this binary has. The checks (inventory, gemm, pcie,
 // nvlink, hbm, nccl, rdma) register here, in the order they run.
-#include "checks/bandwidth/hbm_check.hpp"
-#include "checks/bandwidth/nvlink_check.hpp"
-#include "checks/bandwidth/pcie_check.hpp"
 #include "checks/gemm/gemm_check.hpp"
+#include "checks/hbm/hbm_check.hpp"
 #include "checks/inventory/inventory_check.hpp"
 #include "checks/nccl/nccl_check.hpp"
+#include "checks/nvlink/nvlink_check.hpp"
+#include "checks/pcie/pcie_check.hpp"
 #include "checks/rdma/rdma_check.hpp"
 #include "preflight/check.hpp"
 

@@ -2,7 +2,7 @@
 // The arithmetic the gemm check's kernels and its host-side tests share: the counter-based
 // input generator, the per-element digest term, the checksum comparison and the choice of the
 // bit an injected bit flip changes. Host and device run the same functions (host_device.hpp),
-// so the CPU reference in tests/unit/test_gemm_numerics.cpp checks what the GPU computes.
+// so the CPU reference in tests/checks/gemm/test_gemm_numerics.cpp checks what the GPU computes.
 //
 // Inputs are small integers in [-R, R]: every product and partial sum is then an integer well
 // inside the accumulator's exact range, so the product is exact whatever order cuBLAS sums in,

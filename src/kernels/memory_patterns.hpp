@@ -1,7 +1,7 @@
 #pragma once
 // The words the hbm pattern test writes and the copy measurements fill their sources with, for
 // kernels and host tests alike (host_device.hpp): the engine's kernels and the host-side checks
-// of tests/unit/test_bandwidth_math.cpp compute the very same words.
+// of tests/checks/common/test_bandwidth_math.cpp compute the very same words.
 #include <cstdint>
 
 #include "kernels/host_device.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // The memory pattern test's bad words, merged into address ranges. Shared by the engine that
 // runs the test (src/gpu/bandwidth_pattern.cpp) and the host tests
-// (tests/unit/test_bandwidth_math.cpp), so both use the one definition.
+// (tests/checks/common/test_bandwidth_math.cpp), so both use the one definition.
 #include <cstddef>
 #include <cstdint>
 #include <vector>

@@ -7,6 +7,7 @@
 - No reporter, fleet or model code names a check outside the data tables listed here.
 - No check includes another check's headers: what two checks share is in src/checks/common/.
 - The README and docs/ give one command for the GPU tests (GPU_TEST_COMMAND).
+- Each check (a folder of src/checks/ but common/) has its tests in tests/checks/<check>/.
 - The compiler holds the same rule: each library's preflight_layer() call (src/CMakeLists.txt)
   names exactly the folders ALLOWED gives its folder, so the two cannot drift apart.
 - A comment that names a file or folder of the repository (src/..., docs/..., a glob such as
@@ -37,7 +38,14 @@ ALLOWED = {
 
 # Where check names may appear in model, report and fleet code: data tables (the SKU figures,
 # the finding catalogue), not logic.
-CHECK_NAMES = ["inventory", "gemm", "pcie", "nvlink", "hbm", "nccl", "rdma"]
+# The checks are read from the tree: each folder of src/checks/ but common/ is one check.
+def check_names(root):
+    checks = os.path.join(root, "src", "checks")
+    if not os.path.isdir(checks):
+        return []
+    return sorted(d for d in os.listdir(checks)
+                  if d != "common" and os.path.isdir(os.path.join(checks, d)))
+
 NAME_FREE = ["src/model", "src/report", "src/fleet/logic"]
 DATA_TABLES = {"src/model/sku_table.cpp", "src/model/catalogue_entries.cpp"}
 # Lines about the software stack's NCCL version (verdict.system.nccl), not the nccl check.
@@ -168,7 +176,12 @@ def layer_calls(root):
 
 
 def main(root):
+    names = check_names(root)
     problems = list(stale_paths(root)) + list(gpu_test_commands(root)) + list(layer_calls(root))
+    for name in names:
+        tests = os.path.join(root, "tests", "checks", name)
+        if not os.path.isdir(tests) or not any(n.endswith(".cpp") for n in os.listdir(tests)):
+            problems.append(f"src/checks/{name}/: the check has no tests in tests/checks/{name}/")
     files = list(sources(root, "src")) + list(sources(root, "include"))
     headers = {}
     detaching = []
@@ -199,7 +212,7 @@ def main(root):
         if any(rel.startswith(p + "/") for p in NAME_FREE) and rel not in DATA_TABLES:
             code = "\n".join(line for line in strip_comments(text).split("\n")
                              if not SYSTEM_FIELD.search(line))
-            for name in CHECK_NAMES:
+            for name in names:
                 if re.search(r'"' + name + r'[".]', code):
                     problems.append(f'{rel}: names the check "{name}" (a check declares what '
                                     f"reporters need in its CheckInfo)")

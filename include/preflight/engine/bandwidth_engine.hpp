@@ -1,8 +1,8 @@
 #pragma once
 // The boundary between the loopback bandwidth checks (pcie, nvlink, hbm: host-only planning and
-// judging in src/checks/bandwidth/) and the CUDA code that moves and verifies the bytes
-// (src/gpu/cuda_bandwidth_engine.cpp). Plain structs only, so the checks and their tests build
-// without the toolkit and tests can hand the checks measurements of their own.
+// judging in src/checks/pcie/, nvlink/, hbm/ and common/) and the CUDA code that moves and verifies
+// the bytes (src/gpu/cuda_bandwidth_engine.cpp). Plain structs only, so the checks and their tests
+// build without the toolkit and tests can hand the checks measurements of their own.
 #include <atomic>
 #include <chrono>
 #include <cstdint>

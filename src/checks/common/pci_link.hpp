@@ -1,8 +1,8 @@
 #pragma once
 // PCIe facts more than one check needs (pcie for the GPUs' links, rdma for the NICs'): what a
 // link of a generation and width carries, how it is named in messages, and the sysfs name of a
-// PCI address. Pure functions, unit-tested (tests/unit/test_bandwidth_math.cpp,
-// tests/unit/test_pcie_readings.cpp).
+// PCI address. Pure functions, unit-tested (tests/checks/common/test_bandwidth_math.cpp,
+// tests/checks/pcie/test_pcie_readings.cpp).
 #include <string>
 
 namespace preflight {

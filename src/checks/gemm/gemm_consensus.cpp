@@ -1,7 +1,7 @@
 // The voting and speed arithmetic of the gemm judgement (which GPUs, or which repeats, agree on a
 // product's digest, and how far a GPU lags the node) and the cross-GPU consensus detector built
 // on the vote. Kept apart from judge_gemm so each rule can be tested on its own
-// (tests/unit/test_gemm_judge.cpp).
+// (tests/checks/gemm/test_gemm_judge.cpp).
 #include <algorithm>
 #include <map>
 #include <optional>

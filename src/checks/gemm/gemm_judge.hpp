@@ -2,7 +2,7 @@
 // Turns the per-GPU runs of the gemm check into findings, metrics and a summary: the four
 // corruption detectors (NaN/Inf, checksum, repeatability, cross-GPU consensus), speed against
 // the SKU's thresholds and against the node's median, and the NVML telemetry that explains a
-// slow GPU. Pure: unit-tested with runs made by hand (tests/unit/test_gemm_judge.cpp).
+// slow GPU. Pure: unit-tested with runs made by hand (tests/checks/gemm/test_gemm_judge.cpp).
 #include <cstdint>
 #include <optional>
 #include <string>

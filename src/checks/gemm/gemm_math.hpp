@@ -1,7 +1,7 @@
 #pragma once
 // Host-side arithmetic of the gemm check: the precision of each dtype's path, the input range
 // that keeps products exact, the checksum tolerance, the memory a product needs, TFLOP/s and
-// sample statistics. Pure functions, unit-tested (tests/unit/test_gemm_math.cpp).
+// sample statistics. Pure functions, unit-tested (tests/checks/gemm/test_gemm_math.cpp).
 #include <cstddef>
 #include <vector>
 

@@ -1,7 +1,7 @@
 #pragma once
 // The gemm check's options (--gemm-dtypes, --gemm-seconds, --gemm-size, --gemm-memory-mib,
 // --gemm-detectors), their defaults per profile, the time budget that follows, and the matrix
-// size chosen for a GPU. Unit-tested (tests/unit/test_gemm_options.cpp).
+// size chosen for a GPU. Unit-tested (tests/checks/gemm/test_gemm_options.cpp).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // seconds it may take) the product seconds per GPU and dtype that run() gives the engine, and the
 // seconds that work is modelled to take. plan_work() and run() call plan_gemm_work, so `preflight
 // plan` shows the work a run does. Pure: no hardware, no clock. The constants and where they come
-// from are in gemm_plan.cpp; unit-tested in tests/unit/test_gemm_plan.cpp.
+// from are in gemm_plan.cpp; unit-tested in tests/checks/gemm/test_gemm_plan.cpp.
 #include <vector>
 
 #include "checks/gemm/gemm_options.hpp"

@@ -2,7 +2,7 @@
 // The inventory check's time model (docs/plan.md): NVML's health queries of every GPU, then the
 // responsiveness probe of every GPU at once. Not reducible: every GPU is always read and probed,
 // so the floor is the whole work. Pure: no hardware, no clock. The constants and where they come
-// from are in inventory_plan.cpp; unit-tested in tests/unit/test_inventory.cpp.
+// from are in inventory_plan.cpp; unit-tested in tests/checks/inventory/test_inventory.cpp.
 #include "preflight/work_plan.hpp"
 
 namespace preflight {

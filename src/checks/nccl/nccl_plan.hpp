@@ -3,7 +3,7 @@
 // seconds it may take) the sizes and iterations run() gives both collectives, and the seconds
 // that work is modelled to take. plan_work() and run() call plan_nccl_work, so `preflight plan`
 // shows the work a run does. Pure: no hardware, no clock. The constants and where they come from
-// are in nccl_plan.cpp; unit-tested in tests/unit/test_nccl_plan.cpp.
+// are in nccl_plan.cpp; unit-tested in tests/checks/nccl/test_nccl_plan.cpp.
 #include <cstdint>
 #include <vector>
 

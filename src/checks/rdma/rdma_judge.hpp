@@ -2,7 +2,7 @@
 // The rdma check's judgement, a pure function of its readings (rdma_readings.hpp) and the
 // thresholds: which NICs are the compute fabric, then their ports, their count, their PCIe
 // links and the transfers' rates. Host-only, tested without any engine
-// (tests/unit/test_rdma_readings.cpp). docs/checks/rdma.md, "How topology enters".
+// (tests/checks/rdma/test_rdma_readings.cpp). docs/checks/rdma.md, "How topology enters".
 #include <string>
 #include <vector>
 

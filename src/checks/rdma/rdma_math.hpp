@@ -1,6 +1,6 @@
 #pragma once
 // Host-side logic of the rdma check: port rate decoding, expectations, transfer planning and
-// classification. Pure functions, unit-tested (tests/unit/test_rdma_math.cpp).
+// classification. Pure functions, unit-tested (tests/checks/rdma/test_rdma_math.cpp).
 #include <optional>
 #include <string>
 #include <utility>

@@ -1,7 +1,8 @@
 #pragma once
 // The rdma check's time model (docs/plan.md): how many transfers a run does and how long they
 // take. Pure: RdmaCheck::plan_work() and RdmaCheck::run() size the work with the same function,
-// so what `preflight plan` shows is what a run does. Tested in tests/unit/test_rdma_plan.cpp.
+// so what `preflight plan` shows is what a run does. Tested in
+// tests/checks/rdma/test_rdma_plan.cpp.
 //
 // A run lists the devices (a fixed cost), then runs transfers, each a setup (queue pairs created
 // and connected, buffers filled and registered) and a fixed number of seconds of RDMA writes:

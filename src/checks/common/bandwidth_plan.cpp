@@ -2,7 +2,7 @@
 // per-measurement seconds x count + bytes / bandwidth, with the bandwidths from the SKU's
 // thresholds. Every constant says where it comes from; "assumed" ones are to be measured by the
 // GPU acceptance kit (docs/benchmarks.md) and corrected here.
-#include "checks/bandwidth/bandwidth_plan.hpp"
+#include "checks/common/bandwidth_plan.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "checks/bandwidth/bandwidth_math.hpp"
+#include "checks/common/bandwidth_math.hpp"
 #include "checks/common/entities.hpp"
 
 namespace preflight {

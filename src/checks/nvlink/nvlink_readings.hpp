@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checks/bandwidth/bandwidth_math.hpp"
+#include "checks/common/bandwidth_math.hpp"
 #include "preflight/thresholds.hpp"
 #include "preflight/verdict.hpp"
 

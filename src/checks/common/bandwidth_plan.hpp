@@ -4,7 +4,7 @@
 // seconds that work is modelled to take. plan_work() and run() call the same plan_* function, so
 // `preflight plan` shows the work a run does. Pure: no hardware, no clock. The model's constants
 // and where they come from are in bandwidth_plan.cpp; unit-tested in
-// tests/unit/test_bandwidth_plan.cpp.
+// tests/checks/common/test_bandwidth_plan.cpp.
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 // The bandwidth checks' fault kinds and shared failure findings (bandwidth_common.hpp).
 #include <cstdio>
 
-#include "checks/bandwidth/bandwidth_common.hpp"
+#include "checks/common/bandwidth_common.hpp"
 #include "checks/common/fault_kinds.hpp"
 #include "preflight/catalogue.hpp"
 

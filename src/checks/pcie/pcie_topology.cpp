@@ -1,7 +1,7 @@
 // The PCIe topology of the GPUs from sysfs (pcie_topology.hpp). Only plain file reads and
 // realpath: the layout is the kernel's (Documentation/ABI/testing/sysfs-bus-pci), so tests
 // build the same layout in a temporary folder.
-#include "checks/bandwidth/pcie_topology.hpp"
+#include "checks/pcie/pcie_topology.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,7 +1,7 @@
 // The pcie check's readings as JSON (pcie_readings.hpp). Written by the check and by hand
 // (tests/data/nodes/), so reading is strict: an unknown key is an error naming it, which catches
 // a misspelt field instead of judging without it.
-#include "checks/bandwidth/pcie_readings.hpp"
+#include "checks/pcie/pcie_readings.hpp"
 
 #include <algorithm>
 #include <cmath>

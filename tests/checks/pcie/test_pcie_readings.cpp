@@ -11,10 +11,10 @@
 #include <map>
 #include <set>
 
-#include "checks/bandwidth/bandwidth_math.hpp"
-#include "checks/bandwidth/pcie_check.hpp"
-#include "checks/bandwidth/pcie_readings.hpp"
-#include "checks/bandwidth/pcie_topology.hpp"
+#include "checks/common/bandwidth_math.hpp"
+#include "checks/pcie/pcie_check.hpp"
+#include "checks/pcie/pcie_readings.hpp"
+#include "checks/pcie/pcie_topology.hpp"
 #include "preflight/errors.hpp"
 #include "run/runner.hpp"
 #include "support/fake_backend.hpp"

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "checks/bandwidth/bandwidth_math.hpp"
-#include "checks/bandwidth/bandwidth_plan.hpp"
+#include "checks/common/bandwidth_math.hpp"
+#include "checks/common/bandwidth_plan.hpp"
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/entities.hpp"
 #include "preflight/check.hpp"

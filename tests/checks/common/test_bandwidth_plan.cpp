@@ -1,4 +1,4 @@
-// The bandwidth checks' time models (src/checks/bandwidth/bandwidth_plan.hpp): the profile's
+// The bandwidth checks' time models (src/checks/common/bandwidth_plan.hpp): the profile's
 // whole work for 1 and 8 GPUs, the work shrunk to the seconds it is given (never below the
 // floor), the NVLink pairs rotating over runs, and run() recording what it covered, with the
 // pairs of other steps left unmeasured and unjudged.
@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <set>
 
-#include "checks/bandwidth/bandwidth_common.hpp"
-#include "checks/bandwidth/bandwidth_plan.hpp"
-#include "checks/bandwidth/hbm_check.hpp"
-#include "checks/bandwidth/nvlink_check.hpp"
-#include "checks/bandwidth/nvlink_readings.hpp"
-#include "checks/bandwidth/pcie_check.hpp"
+#include "checks/common/bandwidth_common.hpp"
+#include "checks/common/bandwidth_plan.hpp"
 #include "checks/common/entities.hpp"
+#include "checks/hbm/hbm_check.hpp"
+#include "checks/nvlink/nvlink_check.hpp"
+#include "checks/nvlink/nvlink_readings.hpp"
+#include "checks/pcie/pcie_check.hpp"
 #include "run/runner.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"

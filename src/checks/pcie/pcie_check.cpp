@@ -1,12 +1,12 @@
-#include "checks/bandwidth/pcie_check.hpp"
+#include "checks/pcie/pcie_check.hpp"
 
 #include <algorithm>
 #include <iterator>
 #include <map>
 
-#include "checks/bandwidth/bandwidth_common.hpp"
-#include "checks/bandwidth/pcie_topology.hpp"
+#include "checks/common/bandwidth_common.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/pcie/pcie_topology.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {

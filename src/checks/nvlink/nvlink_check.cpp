@@ -1,11 +1,11 @@
-#include "checks/bandwidth/nvlink_check.hpp"
+#include "checks/nvlink/nvlink_check.hpp"
 
 #include <algorithm>
 #include <set>
 
-#include "checks/bandwidth/bandwidth_common.hpp"
-#include "checks/bandwidth/nvlink_readings.hpp"
+#include "checks/common/bandwidth_common.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/nvlink/nvlink_readings.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {

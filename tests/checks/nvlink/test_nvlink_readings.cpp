@@ -1,7 +1,7 @@
-// The nvlink and hbm checks' readings apart from their judgement: judge_nvlink and judge_hbm on
-// readings written by hand from published measurements of real nodes, the JSON round trip
-// (readings -> JSON -> readings -> judge gives the run's findings), and `preflight judge`
-// (rejudge()) keeping the observations (a pattern mismatch) while it judges the rest again.
+// The nvlink check's readings apart from its judgement: judge_nvlink on readings written by hand
+// from published measurements of real nodes, the JSON round trip (readings -> JSON -> readings
+// -> judge gives the run's findings), and `preflight judge` (rejudge()) judging them again. The
+// hbm check's are in tests/checks/hbm/test_hbm_readings.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,52 +11,20 @@
 #include <string>
 #include <vector>
 
-#include "checks/bandwidth/hbm_check.hpp"
-#include "checks/bandwidth/hbm_readings.hpp"
-#include "checks/bandwidth/nvlink_check.hpp"
-#include "checks/bandwidth/nvlink_readings.hpp"
+#include "checks/nvlink/nvlink_check.hpp"
+#include "checks/nvlink/nvlink_readings.hpp"
 #include "preflight/errors.hpp"
 #include "run/rejudge.hpp"
 #include "run/runner.hpp"
+#include "support/bandwidth_readings.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 
 using namespace preflight;
-using namespace std::chrono_literals;
+using namespace preflight::test::readings;
 using Json = nlohmann::ordered_json;
 
 namespace {
-
-Thresholds sku(const char* id) {
-  return Thresholds::for_sku(find_sku(id), "test");
-}
-
-// Everything a finding says, so two lists compare in full.
-std::vector<std::string> described(const std::vector<Finding>& findings) {
-  std::vector<std::string> out;
-  for (const Finding& f : findings) {
-    std::ostringstream s;
-    s << f.code << "|" << f.entity << "|" << to_string(f.severity) << "|" << f.message << "|"
-      << (f.value ? std::to_string(*f.value) : "-") << "|" << f.unit << "|"
-      << (f.threshold ? std::to_string(*f.threshold) : "-") << "|" << f.injected << "|" << f.judged;
-    out.push_back(s.str());
-  }
-  return out;
-}
-
-std::vector<Finding> judged_of(const std::vector<Finding>& findings, bool judged = true) {
-  std::vector<Finding> out;
-  for (const Finding& f : findings) {
-    if (f.judged == judged) out.push_back(f);
-  }
-  return out;
-}
-
-std::set<std::string> codes(const std::vector<Finding>& findings) {
-  std::set<std::string> out;
-  for (const Finding& f : findings) out.insert(f.code + "@" + f.entity);
-  return out;
-}
 
 // The GPU list of a board whose GPUs are joined directly, `links` links per pair (HGX H100
 // 4-GPU: 6), bus ids as nvidia-smi prints them.
@@ -212,42 +180,6 @@ TEST_CASE("nvlink readings: bad readings are InvalidInput naming the field") {
 
 namespace {
 
-const CheckResult& check_of(const Verdict& v, const std::string& name) {
-  for (const auto& c : v.checks) {
-    if (c.name == name) return c;
-  }
-  FAIL("no check " << name);
-  return v.checks.front();
-}
-
-struct Run {
-  Verdict verdict;
-  const CheckResult& check(const std::string& name) const { return check_of(verdict, name); }
-};
-
-// The checks run by the runner on a fake node and copy engine, faults parsed as `run` does.
-Run run_checks(const NodeReading& node, test::FakeBandwidthEngine& engine,
-               const std::vector<std::string>& checks,
-               const std::vector<std::string>& fault_specs = {}) {
-  CheckRegistry registry;
-  register_builtin_checks(registry);
-  const auto plan = plan_checks(registry, Profile::quick, checks);
-  std::vector<InjectedFault> faults;
-  for (const auto& spec : fault_specs) faults.push_back(parse_fault(spec, registry.fault_kinds()));
-  FaultPlan fault_plan(faults);
-  test::FakeBackend backend(node);
-  backend.bandwidth = &engine;
-  Verdict skeleton;
-  skeleton.injected_faults = fault_specs;
-  RunState state(skeleton, plan, false);
-  RunSettings settings;
-  settings.deadline = SteadyClock::now() + 60s;
-  Runner runner(backend.engines(), fault_plan);
-  const auto out = runner.run(state, plan, settings);
-  REQUIRE(out.invalid.empty());
-  return {out.verdict};
-}
-
 // The 4-GPU board of the tests above as discovery reads it: 6 links per pair, no NVSwitch.
 NodeReading direct_mesh_node() {
   NodeReading node = test::healthy_node(4);
@@ -260,24 +192,6 @@ NodeReading direct_mesh_node() {
     }
   }
   return node;
-}
-
-CheckRegistry bandwidth_registry() {
-  CheckRegistry registry;
-  registry.add(std::make_unique<NvlinkCheck>());
-  registry.add(std::make_unique<HbmCheck>());
-  return registry;
-}
-
-Verdict rejudged(const Verdict& v, const Thresholds& thresholds) {
-  const CheckRegistry registry = bandwidth_registry();
-  RejudgeSettings settings;
-  settings.thresholds = &thresholds;
-  settings.thresholds_by = "test";
-  settings.source = "verdict.json";
-  settings.judged_at = "2026-01-01T00:00:00Z";
-  settings.fault_kinds = registry.fault_kinds();
-  return rejudge(v, registry, settings);
 }
 
 }  // namespace
@@ -338,86 +252,4 @@ TEST_CASE("nvlink readings: rejudge with other thresholds changes the judged fin
   CHECK(codes(judged_of(after.findings)) ==
         std::set<std::string>{"NVLINK_BANDWIDTH_MARGINAL@gpu0-gpu3"});
   CHECK(described(judged_of(after.findings, false)) == described(observations));
-}
-
-TEST_CASE("hbm readings: H100 SXM at a published copy bandwidth passes, at half fails") {
-  // Azure ND H100 v5 (H100 80GB HBM3): BabelStream Copy 2.90 TB/s, which counts the bytes read
-  // and written:
-  // https://github.com/samuel-bohman/AI-benchmarking-guide/blob/main/Azure_Results/ND_H100_v5_results.md
-  const auto healthy = Json::parse(R"({"gpus": [
-    {"gpu": "gpu0", "copy": {"copy_gbps": 1450.0, "traffic_gbps": 2900.0, "samples": 3}},
-    {"gpu": "gpu1", "copy": {"copy_gbps": 1450.0}}
-  ]})");
-  const auto r = healthy.get<HbmReadings>();
-  CHECK(r.gpus.at(1).copy->traffic_gbps == Approx(2900.0));  // twice the copy rate
-  CHECK(judge_hbm(r, sku("h100-sxm5-80gb")).empty());
-
-  auto half = healthy;
-  half["gpus"][1]["copy"]["copy_gbps"] = 725.0;
-  const auto findings = judge_hbm(half.get<HbmReadings>(), sku("h100-sxm5-80gb"));
-  REQUIRE(codes(findings) == std::set<std::string>{"HBM_BANDWIDTH_LOW@gpu1"});
-  CHECK(*findings.front().value == Approx(1450.0));
-  CHECK(*findings.front().threshold == Approx(3350.0 * 0.6));
-  // No datasheet figure for the SKU: nothing to hold it to.
-  CHECK(judge_hbm(half.get<HbmReadings>(), sku("generic")).empty());
-}
-
-TEST_CASE("hbm readings: bad readings are InvalidInput naming the field") {
-  auto j = Json::parse(R"({"gpus": [{"gpu": "gpu0", "copy": {"copy_gbps": -1}}]})");
-  CHECK_THROWS_AS(j.get<HbmReadings>(), InvalidInput);
-  CHECK_THROWS_WITH(j.get<HbmReadings>(), Catch::Contains("gpus[0].copy.copy_gbps"));
-  j = Json::parse(R"({"gpus": [{"gpu": "gpu0", "pattern": {"bytes": 4096, "bad_words": 1,
-    "bad_ranges": [{"begin": 64, "end": 32, "bad_words": 1}]}}]})");
-  CHECK_THROWS_WITH(j.get<HbmReadings>(), Catch::Contains("gpus[0].pattern.bad_ranges[0]"));
-  j = Json::parse(R"({"gpus": [{"gpu": "0"}]})");
-  CHECK_THROWS_WITH(j.get<HbmReadings>(), Catch::Contains("gpus[0].gpu"));
-}
-
-TEST_CASE("hbm readings: round trip, and a pattern mismatch stays a finding when judged again") {
-  test::FakeBandwidthEngine engine;
-  const Run run = run_checks(test::healthy_node(4), engine, {"hbm"}, {"hbm-corrupt@gpu=2"});
-  const CheckResult& hbm = run.check("hbm");
-  REQUIRE(codes(hbm.findings) == std::set<std::string>{"HBM_PATTERN_MISMATCH@gpu2"});
-  const Finding& bad = hbm.findings.front();
-  CHECK_FALSE(bad.judged);
-  CHECK(bad.injected);
-  for (const char* key :
-       {"gpu0.hbm_copy_gbps", "gpu0.hbm_traffic_gbps", "gpu2.pattern_bad_words"}) {
-    CHECK(std::any_of(hbm.metrics.begin(), hbm.metrics.end(),
-                      [&](const Metric& m) { return m.key() == key; }));
-  }
-
-  // The readings hold what the observation says; JSON text round trip unchanged.
-  const Readings& recorded = hbm.readings;
-  CHECK(recorded["gpus"][2]["pattern"]["bad_words"].get<std::uint64_t>() > 0);
-  CHECK(recorded["gpus"][0]["copy"]["traffic_gbps"].get<double>() == Approx(2900.0));
-  const auto back = Readings::parse(recorded.dump()).get<HbmReadings>();
-  CHECK(Readings(back) == recorded);
-  CHECK(described({*hbm_pattern_observation(back.gpus.at(2))}) == described({[&] {
-          Finding f = bad;
-          f.injected = false;  // the runner's mark, not the observation's
-          return f;
-        }()}));
-  CHECK(judge_hbm(back, sku("h100-sxm5-80gb")).empty());
-
-  // Judged again with its own thresholds: the same findings; with a stricter copy limit the
-  // copies fail on every GPU, and the mismatch stays, as recorded.
-  const Verdict same = rejudged(run.verdict, sku("h100-sxm5-80gb"));
-  CHECK(described(check_of(same, "hbm").findings) == described(hbm.findings));
-  Thresholds strict = sku("h100-sxm5-80gb");
-  strict.apply_overrides(R"({"hbm": {"fail_fraction": 0.9, "warn_fraction": 0.95}})", "test");
-  const Verdict after = rejudged(run.verdict, strict);
-  const CheckResult& judged = check_of(after, "hbm");
-  CHECK(codes(judged.findings) ==
-        std::set<std::string>{"HBM_PATTERN_MISMATCH@gpu2", "HBM_BANDWIDTH_LOW@gpu0",
-                              "HBM_BANDWIDTH_LOW@gpu1", "HBM_BANDWIDTH_LOW@gpu2",
-                              "HBM_BANDWIDTH_LOW@gpu3"});
-  CHECK(described(judged_of(judged.findings, false)) == described({bad}));
-  CHECK(judged.status == Status::fail);
-  // Even thresholds that judge nothing cannot undo it.
-  Thresholds none = sku("generic");
-  const Verdict none_verdict = rejudged(run.verdict, none);
-  const CheckResult& lenient = check_of(none_verdict, "hbm");
-  CHECK(codes(lenient.findings) == std::set<std::string>{"HBM_PATTERN_MISMATCH@gpu2"});
-  CHECK(lenient.status == Status::fail);
 }

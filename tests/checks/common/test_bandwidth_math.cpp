@@ -1,4 +1,4 @@
-// The bandwidth checks' host arithmetic (src/checks/bandwidth/bandwidth_math.hpp) and the
+// The bandwidth checks' host arithmetic (src/checks/common/bandwidth_math.hpp) and the
 // memory pattern words shared with the kernels (src/kernels/memory_patterns.hpp). Expected
 // values are worked out by hand in the comments, not recomputed with the code under test.
 #include <algorithm>
@@ -14,7 +14,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "checks/bandwidth/bandwidth_math.hpp"
+#include "checks/common/bandwidth_math.hpp"
 #include "kernels/memory_patterns.hpp"
 #include "preflight/thresholds.hpp"
 

@@ -2,7 +2,7 @@
 // Host-side arithmetic of the bandwidth checks (pcie, nvlink, hbm): GB/s from bytes and time,
 // sample statistics, the bandwidth a PCIe link can carry from its generation and width, the
 // classification of the NVLink matrix, and the merging of the pattern test's bad words into
-// address ranges. Pure functions, unit-tested (tests/unit/test_bandwidth_math.cpp).
+// address ranges. Pure functions, unit-tested (tests/checks/common/test_bandwidth_math.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -1,10 +1,10 @@
-#include "checks/bandwidth/hbm_check.hpp"
+#include "checks/hbm/hbm_check.hpp"
 
 #include <algorithm>
 
-#include "checks/bandwidth/bandwidth_common.hpp"
-#include "checks/bandwidth/hbm_readings.hpp"
+#include "checks/common/bandwidth_common.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/hbm/hbm_readings.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {

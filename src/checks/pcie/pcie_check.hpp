@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "checks/bandwidth/pcie_readings.hpp"
+#include "checks/pcie/pcie_readings.hpp"
 #include "preflight/check.hpp"
 
 namespace preflight {

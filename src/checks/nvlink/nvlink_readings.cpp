@@ -1,5 +1,5 @@
 // The nvlink check's readings and their judgement (nvlink_readings.hpp).
-#include "checks/bandwidth/nvlink_readings.hpp"
+#include "checks/nvlink/nvlink_readings.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,13 +1,13 @@
 // The hbm check's readings, their judgement and the pattern test's observation
 // (hbm_readings.hpp).
-#include "checks/bandwidth/hbm_readings.hpp"
+#include "checks/hbm/hbm_readings.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <limits>
 #include <utility>
 
-#include "checks/bandwidth/bandwidth_math.hpp"
+#include "checks/common/bandwidth_math.hpp"
 #include "checks/common/entities.hpp"
 #include "model/json_fields.hpp"
 #include "preflight/catalogue.hpp"

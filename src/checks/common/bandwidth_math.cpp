@@ -1,6 +1,6 @@
 // Host-side arithmetic of the bandwidth checks (bandwidth_math.hpp). Everything here is pure so
 // that the checks' judgements can be tested with made-up measurements, without a GPU.
-#include "checks/bandwidth/bandwidth_math.hpp"
+#include "checks/common/bandwidth_math.hpp"
 
 #include <algorithm>
 #include <cinttypes>
