@@ -79,8 +79,8 @@ case_unhealthy_node_batch() {
 
 # 2b. The same under srun: an interactive job cannot be requeued; Slurm cancels it and srun
 # fails with "Prolog failure on node N". Its exit status is 1, or 168 when the step's launch
-# reached slurmd after the cancel ("Task launch ... failed: Job credential revoked"): seen in one
-# of ten runs under a CPU hog on a 2-core machine (slurm 22.05.8). Both are a refused job.
+# reached slurmd after the cancel ("Task launch ... failed: Job credential revoked"): seen once
+# in 15 runs under a CPU hog on a 2-core machine (slurm 22.05.8). Both are a refused job.
 case_unhealthy_node_srun() {
   t_env_file 'PREFLIGHT_PROLOG_ARGS="--expect-gpus 1"'
   t_start
