@@ -9,7 +9,6 @@
 #include <exception>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "gpu/bandwidth_support.hpp"
 #include "gpu/cuda_bandwidth_engine.hpp"
