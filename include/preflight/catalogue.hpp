@@ -1,7 +1,11 @@
 #pragma once
-// The catalogue of finding codes. Every finding the tool emits is made by make_finding from a
-// code in this table, so its severity and remediation are the documented ones
-// (docs/findings.md, checked by tests/unit/test_catalogue.cpp).
+// Finding codes. Every finding the tool emits is made by make_finding from a code in a table, so
+// its severity, blame and remediation are the documented ones. Each part of the tool declares
+// its own table: a check in its folder (src/checks/<check>/<check>_findings.cpp), codes several
+// checks emit in src/checks/common/, the runner in src/run/runner_findings.cpp. A check lists
+// the tables it emits from in CheckInfo::findings; CheckRegistry::finding_catalogue() assembles
+// them. Each table's page lists the same codes (docs/findings.md, "Codes by check";
+// tests/unit/test_catalogue.cpp keeps them in step).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,12 +13,6 @@
 #include "preflight/verdict.hpp"
 
 namespace preflight {
-
-// Whom a finding blames: the node (its hardware, driver, configuration), or the tool's own
-// installation on it (the wrong package for the driver, a library it needs missing). A check
-// whose failures all blame the tool has status error, so the verdict's exit code is 3, not 1:
-// an admin fixes the package, not the node (docs/verdict.md).
-enum class Blame { node, tool };
 
 struct FindingSpec {
   std::string_view code;
@@ -24,10 +22,37 @@ struct FindingSpec {
   Blame blame = Blame::node;
 };
 
-const std::vector<FindingSpec>& finding_catalogue();
-const FindingSpec* find_finding_spec(std::string_view code);
+// The codes of one part of the tool and the page that documents them.
+struct FindingTable {
+  // Whose codes: the check's name ("gemm"), or what several checks share ("bandwidth",
+  // "shared"), or "runner". The table's function is named after it: gemm_findings().
+  std::string_view owner;
+  std::string_view doc;  // "docs/checks/gemm.md": its "Finding codes" table lists them
+  std::vector<FindingSpec> codes;
 
-// Throws std::logic_error for a code missing from the catalogue (a bug, caught by the tests).
-Finding make_finding(std::string_view code, std::string entity, std::string message);
+  const FindingSpec* find(std::string_view code) const;
+};
+
+// Every code of the binary: the runner's table and those of the registered checks.
+class FindingCatalogue {
+ public:
+  FindingCatalogue() = default;
+  // Each table once (a table several checks list is taken once). Throws std::logic_error for a
+  // code in two tables.
+  explicit FindingCatalogue(std::vector<const FindingTable*> tables);
+
+  const std::vector<const FindingTable*>& tables() const { return tables_; }
+  const FindingSpec* find(std::string_view code) const;
+  // The table that holds `code`; nullptr when none does.
+  const FindingTable* table_of(std::string_view code) const;
+
+ private:
+  std::vector<const FindingTable*> tables_;
+};
+
+// A finding with the code's severity, blame and remediation from `table`. Throws
+// std::logic_error for a code missing from the table (a bug, caught by the tests).
+Finding make_finding(const FindingTable& table, std::string_view code, std::string entity,
+                     std::string message);
 
 }  // namespace preflight

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "preflight/catalogue.hpp"
 #include "preflight/engine/engines.hpp"
 #include "preflight/faults.hpp"
 #include "preflight/figures.hpp"
@@ -61,6 +62,9 @@ struct CheckInfo {
   // with --checks, under its standard budget).
   std::array<std::optional<std::chrono::seconds>, 3> budget;
   std::vector<FaultKindSpec> fault_kinds;
+  // The tables of the finding codes it emits: its own (<check>_findings.cpp in its folder)
+  // first, then those it shares with other checks (src/checks/common/findings.hpp).
+  std::vector<const FindingTable*> findings;
   std::vector<CheckOptionSpec> options;  // options this check adds to `preflight run`
   // Its key figures (Prometheus families, fleet figures) and the bars the HTML page draws: the
   // reporters know no check by name and read these (CheckRegistry::figure_catalogue()).
@@ -174,6 +178,9 @@ class CheckRegistry {
   std::vector<FaultKindSpec> fault_kinds() const;
   // Every check's figure declarations, in registration order, for the reporters.
   FigureCatalogue figure_catalogue() const;
+  // The runner's finding codes and every table the checks list, each once, in registration
+  // order. Throws std::logic_error for a code two tables declare.
+  FindingCatalogue finding_catalogue() const;
 
  private:
   std::vector<std::unique_ptr<Check>> checks_;
@@ -182,6 +189,9 @@ class CheckRegistry {
 // What a check covered, for CheckResult::plan: the runner adds the modelled seconds and the
 // deadline.
 CheckPlanRecord coverage_record(const WorkPlan& plan);
+
+// The finding codes the runner itself emits (runner_findings.cpp; docs/findings.md, "Runner").
+const FindingTable& runner_findings();
 
 // Fault kinds the runner itself implements (hang@check=NAME).
 std::vector<FaultKindSpec> runner_fault_kinds();

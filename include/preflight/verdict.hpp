@@ -14,6 +14,11 @@ namespace preflight {
 
 enum class Status { pass, warn, fail, skip, error };
 enum class Severity { info, warn, fail };
+// Whom a finding blames: the node (its hardware, driver, configuration), or the tool's own
+// installation on it (the wrong package for the driver, a library it needs missing). A check
+// whose failures all blame the tool has status error, so the verdict's exit code is 3, not 1:
+// an admin fixes the package, not the node (docs/verdict.md).
+enum class Blame { node, tool };
 
 std::string_view to_string(Status status);
 std::string_view to_string(Severity severity);
@@ -40,6 +45,9 @@ struct Finding {
   // makes it again from the recorded readings. false: an observation (data corrupted, a copy
   // that hung, a device that failed) that stands whatever the thresholds say.
   bool judged = false;
+  // Set from the code's catalogue entry by make_finding (catalogue.hpp). Not written to the
+  // verdict, whose code says it: `preflight judge` sets it again from the catalogue.
+  Blame blame = Blame::node;
 
   // Attaches the measured value the finding is about, its unit and the limit it crossed.
   Finding& measured(double measured_value, std::string value_unit,
@@ -107,7 +115,7 @@ struct CheckResult {
 };
 
 // pass/warn/fail from the most severe finding; info findings do not change the status. error
-// where every fail finding blames the tool's installation (catalogue.hpp, Blame::tool).
+// where every fail finding blames the tool's installation (Finding::blame).
 Status status_from_findings(const std::vector<Finding>& findings);
 
 struct GpuIdentity {

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "preflight/catalogue.hpp"
-
 namespace preflight {
 
 std::string_view to_string(Status status) {
@@ -50,8 +48,7 @@ Status status_from_findings(const std::vector<Finding>& findings) {
   for (const auto& f : findings) {
     if (f.severity == Severity::fail) {
       any_fail = true;
-      const FindingSpec* spec = find_finding_spec(f.code);
-      if (spec == nullptr || spec->blame != Blame::tool) only_tool_blamed = false;
+      if (f.blame != Blame::tool) only_tool_blamed = false;
     } else if (f.severity == Severity::warn) {
       status = Status::warn;
     }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "preflight/catalogue.hpp"
+#include "preflight/check.hpp"
 #include "preflight/errors.hpp"
 
 namespace preflight {
@@ -108,7 +109,7 @@ Verdict combine_passes(const std::vector<Verdict>& passes, const BurninRequest& 
                          (signal.empty() ? std::string("a signal") : signal) + " after " +
                          std::to_string(passes.size()) + " passes";
       if (request.repeat) what += " of " + std::to_string(*request.repeat);
-      v.findings.push_back(make_finding("RUN_INTERRUPTED", "node", what));
+      v.findings.push_back(make_finding(runner_findings(), "RUN_INTERRUPTED", "node", what));
     }
   }
   aggregate(v, strict);

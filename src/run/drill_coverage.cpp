@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "preflight/catalogue.hpp"
+#include "preflight/check.hpp"
 #include "run/runner.hpp"
 
 namespace preflight {
@@ -80,7 +81,7 @@ std::vector<Finding> unexercised_faults(const std::vector<DrilledFault>& faults,
       if (ran) continue;
       why = why_not_run(d.check, find_check(passes[from - 1], d.check), passes_covered(from, last));
     }
-    Finding f = make_finding("INJECTED_FAULT_NOT_EXERCISED", "node",
+    Finding f = make_finding(runner_findings(), "INJECTED_FAULT_NOT_EXERCISED", "node",
                              "--inject-fault '" + d.fault.spec + "' was not exercised: " + why);
     f.injected = true;  // the drill's own doing, not the node's
     out.push_back(std::move(f));

@@ -60,6 +60,12 @@ void CheckRegistry::add(std::unique_ptr<Check> check) {
     throw std::logic_error("CheckRegistry::add: duplicate check " + check->info().name);
   }
   checks_.push_back(std::move(check));
+  try {
+    (void)finding_catalogue();  // a code two tables declare is a bug: refuse it here
+  } catch (...) {
+    checks_.pop_back();
+    throw;
+  }
 }
 
 const Check* CheckRegistry::find(std::string_view name) const {
@@ -108,6 +114,14 @@ FigureCatalogue CheckRegistry::figure_catalogue() const {
     catalogue.push_back({info.name, info.figures, info.bars});
   }
   return catalogue;
+}
+
+FindingCatalogue CheckRegistry::finding_catalogue() const {
+  std::vector<const FindingTable*> tables = {&runner_findings()};
+  for (const auto& c : checks_) {
+    for (const FindingTable* table : c->info().findings) tables.push_back(table);
+  }
+  return FindingCatalogue(std::move(tables));
 }
 
 }  // namespace preflight

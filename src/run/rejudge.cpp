@@ -94,8 +94,14 @@ Verdict rejudge(const Verdict& recorded, const CheckRegistry& registry,
   record.source_tool = recorded.tool.version;
   record.judged_at = settings.judged_at;
   record.thresholds_by = settings.thresholds_by;
+  // A verdict does not record whom a finding blames: its code says, so the catalogue restores it
+  // before statuses are made again (a check whose failures all blame the tool is an error).
+  const FindingCatalogue catalogue = registry.finding_catalogue();
   const auto judge_all = [&](std::vector<CheckResult>& checks, bool count) {
     for (CheckResult& c : checks) {
+      for (Finding& f : c.findings) {
+        if (const FindingSpec* spec = catalogue.find(f.code)) f.blame = spec->blame;
+      }
       const Check* check = registry.find(c.name);
       const bool done = check != nullptr && rejudge_check(c, *check, *settings.thresholds, faults,
                                                           settings.fault_kinds);

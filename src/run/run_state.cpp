@@ -1,4 +1,5 @@
 #include "preflight/catalogue.hpp"
+#include "preflight/check.hpp"
 #include "run/runner.hpp"
 
 namespace preflight {
@@ -115,7 +116,8 @@ Verdict RunState::compose() const {
     if (running_ == i) {
       r.duration_s = seconds_between(running_since_, SteadyClock::now());
       const bool by_deadline = stop_cause_ == StopCause::deadline;
-      r.findings.push_back(make_finding(by_deadline ? "CHECK_TIMEOUT" : "CHECK_INTERRUPTED", "node",
+      r.findings.push_back(make_finding(runner_findings(),
+                                        by_deadline ? "CHECK_TIMEOUT" : "CHECK_INTERRUPTED", "node",
                                         "stopped while running: " + why));
       r.status = Status::fail;
       r.summary = by_deadline ? "timed out" : "interrupted";
@@ -174,10 +176,11 @@ void RunState::add_incompleteness(Verdict& v) const {
   if (not_run == 0 && !signalled) return;
   const std::string count = std::to_string(not_run) + (not_run == 1 ? " check" : " checks");
   if (signalled) {
-    v.findings.push_back(make_finding("RUN_INTERRUPTED", "node",
+    v.findings.push_back(make_finding(runner_findings(), "RUN_INTERRUPTED", "node",
                                       "stopped by " + stop_why_ + "; " + count + " not run"));
   } else {
-    v.findings.push_back(make_finding("RUN_INCOMPLETE", "node", count + " not run: " + why));
+    v.findings.push_back(
+        make_finding(runner_findings(), "RUN_INCOMPLETE", "node", count + " not run: " + why));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "preflight/catalogue.hpp"
+#include "preflight/check.hpp"
 #include "preflight/errors.hpp"
 #include "run/bounded_task.hpp"
 #include "run/planner.hpp"
@@ -59,7 +60,7 @@ CheckResult overran(const std::string& name, double elapsed, double budget, bool
   r.summary = "timed out";
   const std::string limit = global ? "the --timeout of the run" : "its deadline";
   r.findings.push_back(
-      make_finding("CHECK_TIMEOUT", "node",
+      make_finding(runner_findings(), "CHECK_TIMEOUT", "node",
                    name + " did not finish within " + limit + " (" + format_seconds(budget) + ")")
           .measured(elapsed, "s", budget));
   return r;
@@ -177,7 +178,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
   } else if (discovery_end == TaskEnd::deadline) {
     state.note_abandoned_thread();
     state.add_run_finding(make_finding(
-        "DISCOVERY_TIMEOUT", "node",
+        runner_findings(), "DISCOVERY_TIMEOUT", "node",
         "GPU discovery (NVML, CUDA) did not answer within " +
             format_seconds(duration<double>(discovery_deadline - discovery_start).count())));
     not_run_why = "GPU discovery did not finish";
@@ -355,7 +356,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
       r.summary = "interrupted";
       r.duration_s = duration<double>(SteadyClock::now() - start).count();
       r.findings.push_back(make_finding(
-          "CHECK_INTERRUPTED", "node",
+          runner_findings(), "CHECK_INTERRUPTED", "node",
           "interrupted by " + state.stop_why() + " after " + format_seconds(r.duration_s)));
       state.check_finished(i, std::move(r));
       continue;
@@ -368,7 +369,8 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     } else {
       result.status = Status::error;
       result.summary = "error";
-      result.findings.push_back(make_finding("CHECK_ERROR", "node", task.error()));
+      result.findings.push_back(
+          make_finding(runner_findings(), "CHECK_ERROR", "node", task.error()));
     }
     result.name = info.name;
     if (result.status != Status::skip && result.status != Status::error) {

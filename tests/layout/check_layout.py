@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/ usr / bin / env python3
 """The source layout's rules (docs/architecture.md), checked against the tree.
 
 - Dependencies point one way: each folder under src/ includes only the folders it may depend on.
@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-# Folder -> the folders its includes may name ("preflight" is include/preflight, the seams).
+#Folder->the folders its includes may name("preflight" is include / preflight, the seams).
 ALLOWED = {
     "preflight": {"preflight"},
     "model": {"preflight", "model"},
@@ -30,15 +30,15 @@ ALLOWED = {
     "checks": {"preflight", "model", "run", "checks"},
     "kernels": {"kernels"},
     "gpu": {"preflight", "model", "run", "gpu", "kernels"},
-    # GPUDirect: the RDMA engine registers GPU memory with gpu/'s CUDA error checks and scope.
+#GPUDirect : the RDMA engine registers GPU memory with gpu /'s CUDA error checks and scope.
     "net": {"preflight", "model", "net", "gpu"},
     "fleet/mpi": {"preflight", "model", "run", "report", "fleet/logic", "fleet/mpi", "checks"},
     "app": None,  # the top: anything
 }
 
-# Where check names may appear in model, report and fleet code: data tables (the SKU figures,
-# the finding catalogue), not logic.
-# The checks are read from the tree: each folder of src/checks/ but common/ is one check.
+#Where check names may appear in model, report and fleet code : data tables(the SKU figures),
+#not logic.
+#The checks are read from the tree : each folder of src / checks / but common / is one check.
 def check_names(root):
     checks = os.path.join(root, "src", "checks")
     if not os.path.isdir(checks):
@@ -47,19 +47,19 @@ def check_names(root):
                   if d != "common" and os.path.isdir(os.path.join(checks, d)))
 
 NAME_FREE = ["src/model", "src/report", "src/fleet/logic"]
-DATA_TABLES = {"src/model/sku_table.cpp", "src/model/catalogue_entries.cpp"}
-# Lines about the software stack's NCCL version (verdict.system.nccl), not the nccl check.
+DATA_TABLES = {"src/model/sku_table.cpp"}
+#Lines about the software stack's NCCL version (verdict.system.nccl), not the nccl check.
 SYSTEM_FIELD = re.compile(r"system\.nccl|\(sys, \"nccl\"\)")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
-# Paths named in comments: a repository folder, then names; not part of a longer path (a build
-# folder's "BUILD/tests/unit_tests" is an output, not a source).
+#Paths named in comments : a repository folder, then names; not part of a longer path(a build
+#folder's "BUILD/tests/unit_tests" is an output, not a source).
 TOP_FOLDERS = ("src", "include", "tests", "scripts", "docs", "bench", "cmake", "packaging")
 NAMED_PATH = re.compile(r"(?<![\w./$-])((?:" + "|".join(TOP_FOLDERS) + r")/[\w./*-]*[\w*])")
 SELFTEST = os.path.join("tests", "layout", "selftest.py")
 
-# The one spelling of "run the GPU tests" in the README and docs/ (after scripts/build.sh).
+#The one spelling of "run the GPU tests" in the README and docs / (after scripts / build.sh).
 GPU_TEST_COMMAND = "ctest --test-dir build -L gpu --output-on-failure"
 CTEST_GPU = re.compile(r"ctest [^`\n]*-L gpu[^`\n]*")
 
@@ -80,7 +80,7 @@ def gpu_test_commands(root):
                         yield (f"{rel}:{number}: the GPU tests are run with '{GPU_TEST_COMMAND}', "
                                f"not '{spelled.strip()}'")
 COMMENT = re.compile(r"(?://|#)(.*)$", re.M)
-# Where comments are read for paths: sources, scripts and build files.
+#Where comments are read for paths : sources, scripts and build files.
 COMMENTED = re.compile(r"\.(hpp|cpp|cu|cuh|h|in|py|sh|cmake)$|(^|/)CMakeLists\.txt$")
 
 
@@ -124,7 +124,7 @@ def commented_files(root):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             for name in files:
                 rel = os.path.relpath(os.path.join(base, name), root)
-                # The checker's own test names missing paths on purpose.
+#The checker's own test names missing paths on purpose.
                 if COMMENTED.search(rel) and rel != SELFTEST:
                     yield rel
     if os.path.exists(os.path.join(root, "CMakeLists.txt")):

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "checks/gemm/gemm_findings.hpp"
+#include "checks/inventory/inventory_findings.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/faults.hpp"
@@ -23,9 +25,10 @@ Verdict pass_verdict(const std::string& started_at, Status status, double durati
   CheckResult c;
   c.name = "gemm";
   if (status == Status::fail) {
-    c.findings.push_back(make_finding("GEMM_CHECKSUM_MISMATCH", "gpu3", "1 product wrong"));
+    c.findings.push_back(
+        make_finding(gemm_findings(), "GEMM_CHECKSUM_MISMATCH", "gpu3", "1 product wrong"));
   } else if (status == Status::warn) {
-    c.findings.push_back(make_finding("TEMPERATURE_HIGH", "gpu1", "79 C"));
+    c.findings.push_back(make_finding(inventory_findings(), "TEMPERATURE_HIGH", "gpu1", "79 C"));
   }
   c.status = status_from_findings(c.findings);
   v.checks.push_back(c);

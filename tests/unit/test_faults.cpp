@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "checks/inventory/inventory_faults.hpp"
+#include "checks/inventory/inventory_findings.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/check.hpp"
 #include "preflight/errors.hpp"
@@ -207,7 +208,8 @@ TEST_CASE("faults: a drill that tested nothing makes the verdict warn, or fail w
   }
   // A real failure still leads and fails the node.
   Verdict failing = pass_of({{"inventory", ""}, {"gemm", kNoGpu}});
-  failing.checks[0].findings.push_back(make_finding("MIG_ENABLED", "gpu0", "MIG mode is on"));
+  failing.checks[0].findings.push_back(
+      make_finding(inventory_findings(), "MIG_ENABLED", "gpu0", "MIG mode is on"));
   failing.checks[0].status = Status::fail;
   add_unexercised_faults(failing, d, {failing}, false);
   CHECK(failing.verdict == Status::fail);

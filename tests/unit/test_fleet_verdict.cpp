@@ -3,9 +3,11 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "checks/inventory/inventory_findings.hpp"
 #include "fleet/logic/fleet_stats.hpp"
 #include "fleet/logic/fleet_verdict.hpp"
 #include "preflight/catalogue.hpp"
+#include "preflight/check.hpp"
 #include "preflight/errors.hpp"
 #include "support/builtin_figures.hpp"
 
@@ -270,7 +272,8 @@ TEST_CASE("fleet text: non-healthy nodes, rounds, exclude and the verdict line")
 TEST_CASE("local summary: condensed from a node verdict") {
   Verdict v;
   v.duration_s = 41.5;
-  v.findings.push_back(make_finding("RUN_INCOMPLETE", "node", "1 check not run"));
+  v.findings.push_back(
+      make_finding(runner_findings(), "RUN_INCOMPLETE", "node", "1 check not run"));
   CheckResult gemm;
   gemm.name = "gemm";
   gemm.add_metric("gpu0", "bf16.tflops_median", 771.2, "TFLOP/s");
@@ -280,8 +283,9 @@ TEST_CASE("local summary: condensed from a node verdict") {
   gemm.add_metric("gpu0", "fp64.tflops_median", 60, "TFLOP/s");
   gemm.add_metric("gpu1", "fp64.tflops_median", std::nan(""), "TFLOP/s");
   gemm.add_metric("", "bf16.node_median_tflops", 765, "TFLOP/s");
-  gemm.findings.push_back(make_finding("TEMPERATURE_HIGH", "gpu1", "hot"));
-  gemm.findings.push_back(make_finding("NO_GPU_EXPECTED", "node", "info only"));
+  gemm.findings.push_back(make_finding(inventory_findings(), "TEMPERATURE_HIGH", "gpu1", "hot"));
+  gemm.findings.push_back(
+      make_finding(inventory_findings(), "NO_GPU_EXPECTED", "node", "info only"));
   CheckResult pcie;
   pcie.name = "pcie";
   pcie.add_metric("gpu0", "h2d_gbps", 53.1, "GB/s");

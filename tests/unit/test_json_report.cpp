@@ -3,6 +3,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "checks/inventory/inventory_findings.hpp"
 #include "preflight/catalogue.hpp"
 #include "report/report.hpp"
 
@@ -27,8 +28,9 @@ Verdict sample() {
   c.status = Status::fail;
   c.summary = "1 x H100";
   c.findings.push_back(
-      make_finding("TEMPERATURE_CRITICAL", "gpu0", "90 C at idle").measured(90, "C", 85));
-  c.findings.push_back(make_finding("MIG_ENABLED", "gpu0", "MIG mode is on"));
+      make_finding(inventory_findings(), "TEMPERATURE_CRITICAL", "gpu0", "90 C at idle")
+          .measured(90, "C", 85));
+  c.findings.push_back(make_finding(inventory_findings(), "MIG_ENABLED", "gpu0", "MIG mode is on"));
   c.add_metric("", "gpu_count", 1, "count");
   c.add_metric("gpu0", "temperature_c", 90, "C");
   c.add_metric("", "broken", std::nan(""), "count");

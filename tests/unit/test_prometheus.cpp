@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "checks/inventory/inventory_findings.hpp"
 #include "preflight/catalogue.hpp"
 #include "report/prometheus.hpp"
 #include "run/burnin.hpp"
@@ -28,8 +29,10 @@ Verdict node_with_figures() {
   inv.add_metric("", "gpu_count", 2, "count");
   inv.add_metric("gpu1", "temperature_c", 41, "C");
   inv.add_metric("gpu1", "probe_ms", 3.5, "ms");
-  inv.findings.push_back(make_finding("ECC_UNCORRECTABLE_VOLATILE", "gpu1", "2 errors"));
-  inv.findings.push_back(make_finding("ECC_UNCORRECTABLE_VOLATILE", "gpu1", "again"));
+  inv.findings.push_back(
+      make_finding(inventory_findings(), "ECC_UNCORRECTABLE_VOLATILE", "gpu1", "2 errors"));
+  inv.findings.push_back(
+      make_finding(inventory_findings(), "ECC_UNCORRECTABLE_VOLATILE", "gpu1", "again"));
   inv.status = status_from_findings(inv.findings);
   CheckResult gemm;
   gemm.name = "gemm";

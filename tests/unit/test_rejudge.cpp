@@ -8,7 +8,11 @@
 #include <memory>
 #include <string>
 
+#include "checks/common/findings.hpp"
+#include "checks/hbm/hbm_findings.hpp"
+#include "checks/inventory/inventory_findings.hpp"
 #include "preflight/catalogue.hpp"
+#include "preflight/check.hpp"
 #include "preflight/errors.hpp"
 #include "report/report.hpp"
 #include "report/verdict_reader.hpp"
@@ -30,6 +34,7 @@ class ThermoCheck : public Check {
     hot.description = "pretend hot";
     hot.codes = {"TEMPERATURE_HIGH"};
     info_.fault_kinds = {hot};
+    info_.findings = {&inventory_findings(), &hbm_findings(), &shared_findings()};
   }
   const CheckInfo& info() const override { return info_; }
   CheckResult run(CheckContext&) const override { return {}; }
@@ -37,10 +42,15 @@ class ThermoCheck : public Check {
                                             const Thresholds& thresholds) const override {
     std::vector<Finding> out;
     const double warn = thresholds.get("inventory.temperature_warn_c");
+    const double fail = thresholds.get("inventory.temperature_fail_c");
     for (const auto& [gpu, temperature] : readings.at("temperature_c").items()) {
       const double t = temperature.get<double>();
-      if (t >= warn) {
-        out.push_back(make_finding("TEMPERATURE_HIGH", gpu, "hot").measured(t, "C", warn));
+      if (t >= fail) {
+        out.push_back(make_finding(inventory_findings(), "TEMPERATURE_CRITICAL", gpu, "too hot")
+                          .measured(t, "C", fail));
+      } else if (t >= warn) {
+        out.push_back(make_finding(inventory_findings(), "TEMPERATURE_HIGH", gpu, "hot")
+                          .measured(t, "C", warn));
       }
     }
     return out;
@@ -89,7 +99,8 @@ Verdict recorded() {
   thermo.name = "thermo";
   thermo.readings = Readings::object();
   thermo.readings["temperature_c"] = {{"gpu0", 60.0}, {"gpu1", 82.0}};
-  thermo.findings.push_back(make_finding("HBM_PATTERN_MISMATCH", "gpu0", "bad words"));
+  thermo.findings.push_back(
+      make_finding(hbm_findings(), "HBM_PATTERN_MISMATCH", "gpu0", "bad words"));
   const Thresholds t = thresholds_with_warn(80);
   auto judged = ThermoCheck().judge(thermo.readings, t);
   for (auto& f : *judged) {
@@ -101,7 +112,8 @@ Verdict recorded() {
   v.checks.push_back(thermo);
   CheckResult opaque;
   opaque.name = "opaque";
-  opaque.findings.push_back(make_finding("TEMPERATURE_CRITICAL", "gpu0", "recorded"));
+  opaque.findings.push_back(
+      make_finding(inventory_findings(), "TEMPERATURE_CRITICAL", "gpu0", "recorded"));
   opaque.status = Status::fail;
   v.checks.push_back(opaque);
   v.thresholds = record_of(t);
@@ -186,11 +198,33 @@ TEST_CASE("rejudge: skipped checks and unexplained errors are left as recorded")
   CHECK(judged_with(v, thresholds_with_warn(50)).checks[0].findings.size() == 2);
   v = recorded();
   v.checks[0].findings.clear();
-  v.checks[0].findings.push_back(make_finding("CHECK_ERROR", "node", "threw"));
+  v.checks[0].findings.push_back(make_finding(runner_findings(), "CHECK_ERROR", "node", "threw"));
   v.checks[0].status = Status::error;
   const Verdict again = judged_with(v, thresholds_with_warn(95));
   CHECK(again.checks[0].status == Status::error);
   CHECK(codes_of(again.checks[0]) == std::vector<std::string>{"CHECK_ERROR@node"});
+}
+
+TEST_CASE("rejudge: a failure that blames the tool's installation still does once read back") {
+  Verdict v = recorded();
+  CheckResult& thermo = v.checks[0];
+  thermo.findings.clear();
+  thermo.readings["temperature_c"] = {{"gpu0", 60.0}, {"gpu1", 60.0}};
+  Finding missing = make_finding(shared_findings(), "TOOL_LIBRARY_MISSING", "node", "no cuBLAS");
+  missing.blame = Blame::node;  // as read back: a verdict does not record whom a finding blames
+  thermo.findings.push_back(missing);
+  thermo.status = Status::error;
+  const Verdict same = judged_with(v, thresholds_with_warn(80));
+  CHECK(same.checks[0].status == Status::error);
+  REQUIRE(same.checks[0].findings.size() == 1);
+  CHECK(same.checks[0].findings[0].blame == Blame::tool);
+  // A node fault judged beside it: the node fails (exit 1), which an error of the tool's
+  // installation alone would not make it.
+  thermo.readings["temperature_c"] = {{"gpu0", 60.0}, {"gpu1", 100.0}};
+  const Verdict hot = judged_with(v, thresholds_with_warn(80));
+  CHECK(codes_of(hot.checks[0]) ==
+        std::vector<std::string>{"TOOL_LIBRARY_MISSING@node", "TEMPERATURE_CRITICAL@gpu1"});
+  CHECK(hot.checks[0].status == Status::fail);
 }
 
 TEST_CASE("rejudge: findings of a recorded injected fault are marked injected again") {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "checks/inventory/inventory_findings.hpp"
 #include "model/abandoned.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
@@ -36,7 +37,7 @@ class FakeCheck final : public Check {
         r.summary = "ok";
         break;
       case Behaviour::fail:
-        r.findings.push_back(make_finding("MIG_ENABLED", "gpu0", "on"));
+        r.findings.push_back(make_finding(inventory_findings(), "MIG_ENABLED", "gpu0", "on"));
         break;
       case Behaviour::raise:
         throw std::runtime_error("device exploded");

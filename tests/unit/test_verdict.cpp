@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include "checks/common/findings.hpp"
+#include "checks/inventory/inventory_findings.hpp"
 #include "preflight/catalogue.hpp"
+#include "preflight/check.hpp"
 #include "preflight/verdict.hpp"
 
 using namespace preflight;
@@ -32,12 +35,12 @@ TEST_CASE("verdict: all pass or skip gives pass, exit 0, empty reason") {
 }
 
 TEST_CASE("verdict: info findings do not change a status") {
-  std::vector<Finding> f = {make_finding("NO_GPU_EXPECTED", "node", "none")};
+  std::vector<Finding> f = {make_finding(inventory_findings(), "NO_GPU_EXPECTED", "node", "none")};
   CHECK(status_from_findings(f) == Status::pass);
 }
 
 TEST_CASE("verdict: warn gives warn and exit 0, or exit 1 with strict") {
-  auto warn = make_finding("TEMPERATURE_HIGH", "gpu2", "78 C at idle");
+  auto warn = make_finding(inventory_findings(), "TEMPERATURE_HIGH", "gpu2", "78 C at idle");
   Verdict v = verdict_of({check("inventory", Status::warn, {warn}), check("b", Status::pass)});
   aggregate(v, false);
   CHECK(v.verdict == Status::warn);
@@ -49,8 +52,10 @@ TEST_CASE("verdict: warn gives warn and exit 0, or exit 1 with strict") {
 }
 
 TEST_CASE("verdict: any fail gives fail and exit 1, reason names check, entity and code") {
-  auto fail = make_finding("ECC_UNCORRECTABLE_VOLATILE", "gpu3", "2 uncorrectable ECC errors");
-  auto warn = make_finding("PERSISTENCE_MODE_OFF", "gpu1", "persistence mode is off");
+  auto fail = make_finding(inventory_findings(), "ECC_UNCORRECTABLE_VOLATILE", "gpu3",
+                           "2 uncorrectable ECC errors");
+  auto warn =
+      make_finding(inventory_findings(), "PERSISTENCE_MODE_OFF", "gpu1", "persistence mode is off");
   Verdict v = verdict_of({check("inventory", Status::fail, {warn, fail})});
   aggregate(v, false);
   CHECK(v.verdict == Status::fail);
@@ -59,13 +64,13 @@ TEST_CASE("verdict: any fail gives fail and exit 1, reason names check, entity a
 }
 
 TEST_CASE("verdict: error alone gives fail with exit 3; error plus a real fail gives exit 1") {
-  auto err = make_finding("CHECK_ERROR", "node", "boom");
+  auto err = make_finding(runner_findings(), "CHECK_ERROR", "node", "boom");
   Verdict only_error = verdict_of({check("gemm", Status::error, {err})});
   aggregate(only_error, false);
   CHECK(only_error.verdict == Status::fail);
   CHECK(only_error.exit_code == kExitInternalError);
 
-  auto fail = make_finding("MIG_ENABLED", "gpu0", "MIG mode is on");
+  auto fail = make_finding(inventory_findings(), "MIG_ENABLED", "gpu0", "MIG mode is on");
   Verdict both =
       verdict_of({check("gemm", Status::error, {err}), check("inventory", Status::fail, {fail})});
   aggregate(both, false);
@@ -75,7 +80,8 @@ TEST_CASE("verdict: error alone gives fail with exit 3; error plus a real fail g
 
 TEST_CASE("verdict: run-level fail findings fail the node") {
   Verdict v = verdict_of({check("inventory", Status::skip)});
-  v.findings.push_back(make_finding("DISCOVERY_TIMEOUT", "node", "no answer within 20 s"));
+  v.findings.push_back(
+      make_finding(runner_findings(), "DISCOVERY_TIMEOUT", "node", "no answer within 20 s"));
   aggregate(v, false);
   CHECK(v.verdict == Status::fail);
   CHECK(v.exit_code == kExitUnhealthy);
@@ -83,7 +89,7 @@ TEST_CASE("verdict: run-level fail findings fail the node") {
 }
 
 TEST_CASE("verdict: injected runs say so in the reason") {
-  auto fail = make_finding("MIG_ENABLED", "gpu0", "MIG mode is on");
+  auto fail = make_finding(inventory_findings(), "MIG_ENABLED", "gpu0", "MIG mode is on");
   Verdict v = verdict_of({check("inventory", Status::fail, {fail})});
   v.injected_faults = {"mig-on@gpu=0"};
   aggregate(v, false);
@@ -92,12 +98,13 @@ TEST_CASE("verdict: injected runs say so in the reason") {
 
 TEST_CASE("verdict: reason is drain-safe and at most 200 characters") {
   auto fail = make_finding(
-      "GPU_UNRESPONSIVE", "gpu0",
+      inventory_findings(), "GPU_UNRESPONSIVE", "gpu0",
       "probe failed: \"quoted\" 'single' `tick` back\\slash\nnew\tline " + std::string(300, 'x'));
   std::vector<CheckResult> checks = {check("inventory", Status::fail, {fail})};
   for (int i = 0; i < 5; ++i) {
-    checks.push_back(check("c" + std::to_string(i), Status::fail,
-                           {make_finding("MIG_ENABLED", "gpu" + std::to_string(i), "on")}));
+    checks.push_back(check(
+        "c" + std::to_string(i), Status::fail,
+        {make_finding(inventory_findings(), "MIG_ENABLED", "gpu" + std::to_string(i), "on")}));
   }
   Verdict v = verdict_of(checks);
   aggregate(v, false);
@@ -128,13 +135,16 @@ TEST_CASE("verdict: a fail check without findings still explains itself") {
 }
 
 TEST_CASE("verdict: failures that blame the tool's installation make the check error, exit 3") {
-  const Finding missing = make_finding("TOOL_LIBRARY_MISSING", "node", "cuBLAS not found");
-  const Finding too_old = make_finding("CUDA_DRIVER_TOO_OLD", "node", "driver too old");
-  const Finding node_fault = make_finding("ECC_UNCORRECTABLE_VOLATILE", "gpu0", "2 errors");
-  const Finding warn = make_finding("ECC_CORRECTABLE_HIGH", "gpu1", "many");
-  CHECK(find_finding_spec("TOOL_LIBRARY_MISSING")->blame == Blame::tool);
-  CHECK(find_finding_spec("CUDA_DRIVER_TOO_OLD")->blame == Blame::tool);
-  CHECK(find_finding_spec("ECC_UNCORRECTABLE_VOLATILE")->blame == Blame::node);
+  const Finding missing =
+      make_finding(shared_findings(), "TOOL_LIBRARY_MISSING", "node", "cuBLAS not found");
+  const Finding too_old =
+      make_finding(inventory_findings(), "CUDA_DRIVER_TOO_OLD", "node", "driver too old");
+  const Finding node_fault =
+      make_finding(inventory_findings(), "ECC_UNCORRECTABLE_VOLATILE", "gpu0", "2 errors");
+  const Finding warn = make_finding(inventory_findings(), "ECC_CORRECTABLE_HIGH", "gpu1", "many");
+  CHECK(missing.blame == Blame::tool);
+  CHECK(too_old.blame == Blame::tool);
+  CHECK(node_fault.blame == Blame::node);
 
   CHECK(status_from_findings({missing}) == Status::error);
   CHECK(status_from_findings({too_old, warn}) == Status::error);

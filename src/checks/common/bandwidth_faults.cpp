@@ -3,6 +3,7 @@
 
 #include "checks/common/bandwidth_common.hpp"
 #include "checks/common/fault_kinds.hpp"
+#include "checks/common/findings.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -58,7 +59,8 @@ std::optional<std::string> no_cuda_gpu_reason(const CheckContext& ctx) {
 void report_untested_gpus(const NodeReading& node, std::vector<Finding>& findings) {
   for (const auto& g : node.gpus) {
     if (g.cuda_ordinal >= 0) continue;
-    findings.push_back(make_finding("BANDWIDTH_GPU_NOT_TESTED", gpu_entity(g.index),
+    findings.push_back(make_finding(bandwidth_findings(), "BANDWIDTH_GPU_NOT_TESTED",
+                                    gpu_entity(g.index),
                                     "not measured: CUDA does not see this GPU (see inventory)"));
   }
 }
@@ -68,23 +70,24 @@ bool judge_measurement_failure(const std::optional<MeasurementResult>& result,
                                std::vector<Finding>& findings) {
   if (!result) {
     findings.push_back(make_finding(
-        "BANDWIDTH_TIMEOUT", entity,
+        bandwidth_findings(), "BANDWIDTH_TIMEOUT", entity,
         what + ": the driver did not return before the deadline (allocation or a copy hung)"));
     return true;
   }
   if (result->timed_out) {
-    findings.push_back(make_finding("BANDWIDTH_TIMEOUT", entity,
+    findings.push_back(make_finding(bandwidth_findings(), "BANDWIDTH_TIMEOUT", entity,
                                     what + ": queued copies did not complete before the deadline"));
     return true;
   }
   if (!result->error.empty()) {
-    findings.push_back(make_finding("BANDWIDTH_CUDA_ERROR", entity, what + ": " + result->error));
+    findings.push_back(make_finding(bandwidth_findings(), "BANDWIDTH_CUDA_ERROR", entity,
+                                    what + ": " + result->error));
   }
   std::uint64_t bad = 0;
   for (const auto& s : result->streams) bad += s.bad_words;
   if (bad > 0) {
     findings.push_back(
-        make_finding("BANDWIDTH_DATA_MISMATCH", entity,
+        make_finding(bandwidth_findings(), "BANDWIDTH_DATA_MISMATCH", entity,
                      what + ": " + std::to_string(bad) +
                          " 32-bit words arrived changed after the copies (verified on arrival)")
             .measured(static_cast<double>(bad), "words"));

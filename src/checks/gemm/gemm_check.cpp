@@ -7,7 +7,9 @@
 #include <thread>
 
 #include "checks/common/call_bounded.hpp"
+#include "checks/common/findings.hpp"
 #include "checks/gemm/gemm_faults.hpp"
+#include "checks/gemm/gemm_findings.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
 #include "checks/gemm/gemm_options.hpp"
@@ -214,6 +216,7 @@ GemmCheck::GemmCheck() {
   for (Profile p : kAllProfiles) {
     info_.budget[static_cast<std::size_t>(p)] = gemm_budget(parse_gemm_settings(p, none));
   }
+  info_.findings = {&gemm_findings(), &shared_findings()};
   info_.fault_kinds = gemm_fault_kinds();
   info_.figures = {
       {"{dtype}.tflops_median",
@@ -309,7 +312,7 @@ CheckResult GemmCheck::run(CheckContext& ctx) const {
     if (!problem || !problem->empty()) {
       CheckResult result;
       result.findings.push_back(
-          make_finding("TOOL_LIBRARY_MISSING", "node",
+          make_finding(shared_findings(), "TOOL_LIBRARY_MISSING", "node",
                        problem ? *problem : "loading cuBLAS did not return within its deadline"));
       result.summary = "cuBLAS not loaded: no GPU tested";
       return result;

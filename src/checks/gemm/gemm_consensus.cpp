@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "checks/common/entities.hpp"
+#include "checks/gemm/gemm_findings.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_judge_support.hpp"
 #include "model/text_format.hpp"
@@ -165,7 +166,7 @@ void judge_consensus_group(const std::vector<const GemmGpuOutcome*>& members,
     if (it == tallies.end()) continue;
     const ConsensusTally& t = it->second;
     if (t.minority > 0) {
-      Finding f = make_finding("GEMM_CONSENSUS_MINORITY", gpu_entity(o->gpu_index),
+      Finding f = make_finding(gemm_findings(), "GEMM_CONSENSUS_MINORITY", gpu_entity(o->gpu_index),
                                dt + ": disagrees with " + std::to_string(t.disagreeing_peers) +
                                    " other " + model_phrase(head.model) + "GPUs in " +
                                    std::to_string(t.minority) + compared_text + "; first " +
@@ -175,7 +176,7 @@ void judge_consensus_group(const std::vector<const GemmGpuOutcome*>& members,
       out.push_back({o->gpu_index, o->dtype, std::move(f)});
     }
     if (t.tied > 0) {
-      Finding f = make_finding("GEMM_CONSENSUS_TIE", gpu_entity(o->gpu_index),
+      Finding f = make_finding(gemm_findings(), "GEMM_CONSENSUS_TIE", gpu_entity(o->gpu_index),
                                dt + ": products split " + t.split +
                                    "; no majority to tell which is wrong (" +
                                    std::to_string(t.tied) + compared_text + "; first " +

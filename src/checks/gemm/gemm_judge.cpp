@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "checks/common/entities.hpp"
+#include "checks/gemm/gemm_findings.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_judge_support.hpp"
 #include "checks/gemm/gemm_math.hpp"
@@ -52,7 +53,7 @@ void judge_run_status(const GemmGpuOutcome& o, const std::string& dt, FindingSin
   if (!o.run) {
     sink.add(
         o.gpu_index, o.dtype,
-        make_finding("GEMM_TIMEOUT", gpu,
+        make_finding(gemm_findings(), "GEMM_TIMEOUT", gpu,
                      dt + ": did not return before the check's deadline: hung in the driver?"));
     return;
   }
@@ -61,13 +62,13 @@ void judge_run_status(const GemmGpuOutcome& o, const std::string& dt, FindingSin
   if (o.run->timed_out) {
     sink.add(o.gpu_index, o.dtype,
              make_finding(
-                 "GEMM_TIMEOUT", gpu,
+                 gemm_findings(), "GEMM_TIMEOUT", gpu,
                  dt + ": queued products did not complete before the deadline (" + verified + ")"));
   }
   if (!o.run->error.empty()) {
     const std::string stage = o.run->error_stage.empty() ? "" : " " + o.run->error_stage;
     sink.add(o.gpu_index, o.dtype,
-             make_finding("GEMM_CUDA_ERROR", gpu,
+             make_finding(gemm_findings(), "GEMM_CUDA_ERROR", gpu,
                           dt + stage + ": " + o.run->error + " (" + verified + " it)"));
   }
 }
@@ -99,7 +100,7 @@ void judge_nan_inf(const GemmGpuOutcome& o, const std::string& dt, FindingSink& 
       bad_products(products, &GemmProductRecord::nonfinite);
   if (first == nullptr) return;
   Finding f = make_finding(
-      "GEMM_NAN_INF", gpu_entity(o.gpu_index),
+      gemm_findings(), "GEMM_NAN_INF", gpu_entity(o.gpu_index),
       dt + ": " + std::to_string(bad) + " of " + std::to_string(products.size()) +
           " products had NaN or Inf outputs from finite inputs; first " +
           product_name(first->round, first->repeat) + " (" +
@@ -117,7 +118,7 @@ void judge_checksum(const GemmGpuOutcome& o, const std::string& dt, FindingSink&
   if (first == nullptr) return;
   // %.17g: the sums are exact for the check's inputs, and a flipped low bit must show.
   Finding f = make_finding(
-      "GEMM_CHECKSUM_MISMATCH", gpu_entity(o.gpu_index),
+      gemm_findings(), "GEMM_CHECKSUM_MISMATCH", gpu_entity(o.gpu_index),
       dt + ": " + std::to_string(bad) + " of " + std::to_string(products.size()) +
           " products failed the column-sum check; first " +
           product_name(first->round, first->repeat) + ": column " +
@@ -187,7 +188,8 @@ void judge_repeatability(const GemmGpuOutcome& o, const std::string& dt, Finding
                (tied_rounds == 1 ? " split evenly, so all its products count"
                                  : " split evenly, so all their products count");
   }
-  Finding f = make_finding("GEMM_NOT_REPEATABLE", gpu_entity(o.gpu_index), message);
+  Finding f =
+      make_finding(gemm_findings(), "GEMM_NOT_REPEATABLE", gpu_entity(o.gpu_index), message);
   f.measured(static_cast<double>(count), "products");
   mark_if_injected(f, all_injected);
   sink.add(o.gpu_index, o.dtype, std::move(f));
@@ -376,7 +378,7 @@ GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thre
       // The reason comes from the check; the dtype prefix is added unless it already leads.
       const bool has_prefix = o.not_tested.rfind(dt, 0) == 0;
       sink.add(o.gpu_index, o.dtype,
-               make_finding("GEMM_GPU_NOT_TESTED", gpu_entity(o.gpu_index),
+               make_finding(gemm_findings(), "GEMM_GPU_NOT_TESTED", gpu_entity(o.gpu_index),
                             has_prefix ? o.not_tested : dt + ": " + o.not_tested));
       continue;
     }

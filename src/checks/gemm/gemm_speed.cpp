@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "checks/common/entities.hpp"
+#include "checks/gemm/gemm_findings.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_judge_support.hpp"
 #include "model/stats.hpp"
@@ -77,8 +78,9 @@ void judge_against_sku(const GemmGpuReading& r, const Thresholds& thresholds,
                               formatted("%.0f", 100.0 * fraction) + "% of " + what + " (" +
                               tflops_text(limit) + "); " + describe_telemetry(r.telemetry);
   // Codes are written as literals so the catalogue test can see each one emitted.
-  Finding f = low ? make_finding("GEMM_TFLOPS_LOW", gpu_entity(r.gpu_index), message)
-                  : make_finding("GEMM_TFLOPS_MARGINAL", gpu_entity(r.gpu_index), message);
+  Finding f =
+      low ? make_finding(gemm_findings(), "GEMM_TFLOPS_LOW", gpu_entity(r.gpu_index), message)
+          : make_finding(gemm_findings(), "GEMM_TFLOPS_MARGINAL", gpu_entity(r.gpu_index), message);
   f.measured(t.median, "TFLOP/s", limit);
   mark_if_injected(f, r.injected);
   out.push_back({r.gpu_index, r.dtype, std::move(f)});
@@ -110,9 +112,11 @@ void judge_stragglers(const std::vector<const GemmGpuReading*>& rows, const Thre
           "% slower than the median of the node's " + std::to_string(members.size()) + " " +
           model_phrase(r->model) + "GPUs (" + tflops_text(r->tflops->median) + " vs " +
           tflops_text(node_median) + " TFLOP/s); " + describe_telemetry(r->telemetry);
-      Finding f = cls == StragglerClass::fail
-                      ? make_finding("GEMM_STRAGGLER_SEVERE", gpu_entity(r->gpu_index), message)
-                      : make_finding("GEMM_STRAGGLER", gpu_entity(r->gpu_index), message);
+      Finding f =
+          cls == StragglerClass::fail
+              ? make_finding(gemm_findings(), "GEMM_STRAGGLER_SEVERE", gpu_entity(r->gpu_index),
+                             message)
+              : make_finding(gemm_findings(), "GEMM_STRAGGLER", gpu_entity(r->gpu_index), message);
       f.measured(pct, "%", cls == StragglerClass::fail ? fail_pct : warn_pct);
       mark_if_injected(f, r->injected);
       out.push_back({r->gpu_index, r->dtype, std::move(f)});

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "checks/common/bandwidth_common.hpp"
+#include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/hbm/hbm_findings.hpp"
 #include "checks/hbm/hbm_readings.hpp"
 #include "preflight/catalogue.hpp"
 
@@ -78,13 +80,14 @@ std::optional<HbmPatternReading> run_patterns(CheckContext& ctx, BandwidthEngine
     const auto r =
         call_bounded<PatternResult>(ctx, end, [&engine, job] { return engine.pattern_test(job); });
     if (!r || r->timed_out) {
-      result.findings.push_back(make_finding(
-          "BANDWIDTH_TIMEOUT", entity, "memory pattern test did not complete before the deadline"));
+      result.findings.push_back(
+          make_finding(bandwidth_findings(), "BANDWIDTH_TIMEOUT", entity,
+                       "memory pattern test did not complete before the deadline"));
       break;
     }
     if (!r->error.empty()) {
-      result.findings.push_back(
-          make_finding("BANDWIDTH_CUDA_ERROR", entity, "memory pattern test: " + r->error));
+      result.findings.push_back(make_finding(bandwidth_findings(), "BANDWIDTH_CUDA_ERROR", entity,
+                                             "memory pattern test: " + r->error));
     }
     ++passes;
     bad_words += r->bad_words;
@@ -127,6 +130,7 @@ HbmCheck::HbmCheck() {
       "address and others) over a slice (quick) or most of the free memory, with bad ranges";
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(20), std::chrono::seconds(90), std::chrono::seconds(600)};
+  info_.findings = {&hbm_findings(), &bandwidth_findings()};
   info_.fault_kinds = hbm_fault_kinds();
   info_.figures = {
       {"hbm_traffic_gbps",

@@ -6,7 +6,7 @@ namespace preflight {
 // GPU memory: device-local copy bandwidth against the SKU's memory bandwidth, and a pattern test
 // (zeros, ones, checkerboard, address-in-address, its inverse, random) over a slice of memory
 // (quick) or most of the free memory (standard, burnin) that reports every bad address range.
-// docs/checks/bandwidth.md.
+// docs/checks/hbm.md.
 class HbmCheck final : public Check {
  public:
   HbmCheck();

@@ -9,6 +9,7 @@
 
 #include "checks/common/bandwidth_math.hpp"
 #include "checks/common/entities.hpp"
+#include "checks/hbm/hbm_findings.hpp"
 #include "model/json_fields.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
@@ -140,10 +141,10 @@ std::vector<Finding> judge_hbm(const HbmReadings& r, const Thresholds& t) {
                              std::to_string(c.samples) + "), SKU memory bandwidth " +
                              format_gbps(peak);
     if (c.traffic_gbps < fail) {
-      findings.push_back(
-          make_finding("HBM_BANDWIDTH_LOW", g.gpu, text).measured(c.traffic_gbps, "GB/s", fail));
+      findings.push_back(make_finding(hbm_findings(), "HBM_BANDWIDTH_LOW", g.gpu, text)
+                             .measured(c.traffic_gbps, "GB/s", fail));
     } else if (c.traffic_gbps < warn) {
-      findings.push_back(make_finding("HBM_BANDWIDTH_MARGINAL", g.gpu, text)
+      findings.push_back(make_finding(hbm_findings(), "HBM_BANDWIDTH_MARGINAL", g.gpu, text)
                              .measured(c.traffic_gbps, "GB/s", warn));
     }
   }
@@ -159,7 +160,7 @@ std::optional<Finding> hbm_pattern_observation(const HbmGpuReading& g) {
              std::to_string(p.bad_ranges[i].bad_words) + ")";
   }
   if (p.bad_ranges.size() > kRangesInMessage || p.ranges_truncated) where += ", ...";
-  return make_finding("HBM_PATTERN_MISMATCH", g.gpu,
+  return make_finding(hbm_findings(), "HBM_PATTERN_MISMATCH", g.gpu,
                       std::to_string(p.bad_words) + " bad 32-bit words in " +
                           std::to_string(p.bad_ranges.size()) + (p.ranges_truncated ? "+" : "") +
                           " address ranges of the " + std::to_string(p.bytes / kMiB) +

@@ -1,7 +1,7 @@
 #pragma once
 // What the hbm check measured, apart from what it concluded: per GPU the device-local copy
 // bandwidth and the memory pattern test's counts and bad ranges (HbmReadings, in the verdict as
-// the check's "readings", docs/checks/bandwidth.md); the pure judgement of the copy bandwidth
+// the check's "readings", docs/checks/hbm.md); the pure judgement of the copy bandwidth
 // against the thresholds (judge_hbm); and the pattern test's finding, an observation that no
 // threshold judges away (hbm_pattern_observation).
 #include <cstdint>

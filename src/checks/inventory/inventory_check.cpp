@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checks/inventory/inventory_faults.hpp"
+#include "checks/inventory/inventory_findings.hpp"
 #include "checks/inventory/inventory_plan.hpp"
 #include "checks/inventory/inventory_rules.hpp"
 #include "checks/inventory/pci_scan.hpp"
@@ -118,6 +119,7 @@ InventoryCheck::InventoryCheck() {
   info_.needs_gpu = false;  // it is the check that says whether GPUs are there
   info_.required = true;
   info_.budget = {std::chrono::seconds(30), std::chrono::seconds(60), std::chrono::seconds(60)};
+  info_.findings = {&inventory_findings()};
   info_.fault_kinds = inventory_fault_kinds();
   info_.figures = {
       {"gpu_count", {}, {}, "preflight_gpus", 1, "GPUs the driver lists", ""},

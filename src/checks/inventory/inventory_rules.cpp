@@ -1,5 +1,6 @@
 #include "checks/inventory/inventory_rules.hpp"
 
+#include "checks/inventory/inventory_findings.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -32,23 +33,23 @@ void judge_count(const NodeReading& node, const NodeExpectations& expect, Invent
       why += "; the PCI bus shows " + std::to_string(*node.pci_gpu_count) + " NVIDIA GPUs";
     }
     if (expect.gpus == 0) {
-      out.findings.push_back(
-          make_finding("NO_GPU_EXPECTED", "node", "no GPU visible (" + why + ")"));
+      out.findings.push_back(make_finding(inventory_findings(), "NO_GPU_EXPECTED", "node",
+                                          "no GPU visible (" + why + ")"));
     } else {
-      out.findings.push_back(
-          make_finding("NO_GPU_VISIBLE", "node", "no GPU or driver visible (" + why + ")")
-              .measured(0, "GPUs", expect.gpus ? *expect.gpus : 1));
+      out.findings.push_back(make_finding(inventory_findings(), "NO_GPU_VISIBLE", "node",
+                                          "no GPU or driver visible (" + why + ")")
+                                 .measured(0, "GPUs", expect.gpus ? *expect.gpus : 1));
     }
     return;
   }
   if (expect.gpus && *expect.gpus > 0 && count != *expect.gpus) {
-    out.findings.push_back(make_finding("GPU_COUNT_MISMATCH", "node",
+    out.findings.push_back(make_finding(inventory_findings(), "GPU_COUNT_MISMATCH", "node",
                                         std::to_string(count) + " GPUs visible, " +
                                             std::to_string(*expect.gpus) + " expected")
                                .measured(count, "GPUs", *expect.gpus));
   }
   if (node.pci_gpu_count && *node.pci_gpu_count > count) {
-    out.findings.push_back(make_finding("GPU_MISSING_FROM_DRIVER", "node",
+    out.findings.push_back(make_finding(inventory_findings(), "GPU_MISSING_FROM_DRIVER", "node",
                                         "the PCI bus shows " + std::to_string(*node.pci_gpu_count) +
                                             " NVIDIA GPUs, the driver lists " +
                                             std::to_string(count))
@@ -89,17 +90,18 @@ std::string driver_too_old_message(const NodeReading& node) {
 
 void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudgement& out) {
   if (!node.nvml_loaded) {
-    out.findings.push_back(
-        make_finding("NVML_UNAVAILABLE", "node", "GPU health not readable: " + node.nvml_error));
+    out.findings.push_back(make_finding(inventory_findings(), "NVML_UNAVAILABLE", "node",
+                                        "GPU health not readable: " + node.nvml_error));
   }
   const bool cuda_sees_none = node.cuda_device_count == 0;
   if (driver_too_old(node)) {
-    out.findings.push_back(make_finding("CUDA_DRIVER_TOO_OLD", "node", driver_too_old_message(node))
+    out.findings.push_back(make_finding(inventory_findings(), "CUDA_DRIVER_TOO_OLD", "node",
+                                        driver_too_old_message(node))
                                .measured(node.cuda_driver_version / 1000.0, "CUDA",
                                          node.cuda_driver_required / 1000.0));
   } else if (cuda_sees_none && node.nvml_loaded) {
     out.findings.push_back(
-        make_finding("CUDA_UNAVAILABLE", "node",
+        make_finding(inventory_findings(), "CUDA_UNAVAILABLE", "node",
                      "CUDA runtime sees no device: " +
                          (node.cuda_error.empty() ? "no error given" : node.cuda_error)));
   }
@@ -107,7 +109,7 @@ void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudg
   if (th.sku_id() == "generic" && first != nullptr) {
     char id[8];
     std::snprintf(id, sizeof id, "%04x", first->pci_device_id);
-    out.findings.push_back(make_finding("SKU_UNKNOWN", "node",
+    out.findings.push_back(make_finding(inventory_findings(), "SKU_UNKNOWN", "node",
                                         "GPU model '" + first->name + "' (pci device id 0x" + id +
                                             ") is not in the SKU table; generic thresholds apply"));
   }
@@ -115,13 +117,14 @@ void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudg
   if (models.size() > 1) {
     std::string list;
     for (const auto& m : models) list += (list.empty() ? "" : ", ") + m;
-    out.findings.push_back(make_finding("MIXED_GPU_MODELS", "node", "GPU models: " + list));
+    out.findings.push_back(
+        make_finding(inventory_findings(), "MIXED_GPU_MODELS", "node", "GPU models: " + list));
   }
   if (!cuda_sees_none) {
     for (const auto& g : node.gpus) {
       if (g.cuda_ordinal < 0) {
         out.findings.push_back(
-            make_finding("GPU_NOT_VISIBLE_TO_CUDA", gpu_entity(g),
+            make_finding(inventory_findings(), "GPU_NOT_VISIBLE_TO_CUDA", gpu_entity(g),
                          "NVML lists " + g.pci_bus_id + " but the CUDA runtime does not see it"));
       }
     }
@@ -132,30 +135,33 @@ void judge_memory(const GpuReading& g, const Thresholds& th, InventoryJudgement&
   const std::string e = gpu_entity(g);
   const double unc_max = th.get("inventory.ecc_uncorrectable_max");
   if (g.ecc_uncorrected_volatile && *g.ecc_uncorrected_volatile > unc_max) {
-    out.findings.push_back(make_finding("ECC_UNCORRECTABLE_VOLATILE", e,
+    out.findings.push_back(make_finding(inventory_findings(), "ECC_UNCORRECTABLE_VOLATILE", e,
                                         num(*g.ecc_uncorrected_volatile) +
                                             " uncorrectable ECC errors since the driver loaded")
                                .measured(*g.ecc_uncorrected_volatile, "count", unc_max));
   } else if (g.ecc_uncorrected_aggregate && *g.ecc_uncorrected_aggregate > 0) {
-    out.findings.push_back(make_finding("ECC_UNCORRECTABLE_AGGREGATE", e,
+    out.findings.push_back(make_finding(inventory_findings(), "ECC_UNCORRECTABLE_AGGREGATE", e,
                                         num(*g.ecc_uncorrected_aggregate) +
                                             " uncorrectable ECC errors in the GPU's lifetime")
                                .measured(*g.ecc_uncorrected_aggregate, "count", 0));
   }
   const double corr_warn = th.get("inventory.ecc_correctable_warn");
   if (g.ecc_corrected_volatile && *g.ecc_corrected_volatile > corr_warn) {
-    out.findings.push_back(make_finding("ECC_CORRECTABLE_HIGH", e,
+    out.findings.push_back(make_finding(inventory_findings(), "ECC_CORRECTABLE_HIGH", e,
                                         num(*g.ecc_corrected_volatile) +
                                             " correctable ECC errors since the driver loaded")
                                .measured(*g.ecc_corrected_volatile, "count", corr_warn));
   }
   if (g.retired_pages_pending.value_or(false)) {
-    out.findings.push_back(make_finding("RETIRED_PAGES_PENDING", e, "page retirement pending"));
+    out.findings.push_back(
+        make_finding(inventory_findings(), "RETIRED_PAGES_PENDING", e, "page retirement pending"));
   }
   if (g.row_remap_failed.value_or(false)) {
-    out.findings.push_back(make_finding("ROW_REMAP_FAILED", e, "row remapping failed"));
+    out.findings.push_back(
+        make_finding(inventory_findings(), "ROW_REMAP_FAILED", e, "row remapping failed"));
   } else if (g.row_remap_pending.value_or(false)) {
-    out.findings.push_back(make_finding("ROW_REMAP_PENDING", e, "row remapping pending"));
+    out.findings.push_back(
+        make_finding(inventory_findings(), "ROW_REMAP_PENDING", e, "row remapping pending"));
   }
 }
 
@@ -180,17 +186,19 @@ void judge_pcie(const GpuReading& g, const Thresholds& th, InventoryJudgement& o
   if (problems.empty()) return;
   std::string msg;
   for (const auto& p : problems) msg += (msg.empty() ? "" : "; ") + p;
-  out.findings.push_back(make_finding("PCIE_LINK_DEGRADED", gpu_entity(g), msg));
+  out.findings.push_back(
+      make_finding(inventory_findings(), "PCIE_LINK_DEGRADED", gpu_entity(g), msg));
 }
 
 void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, InventoryJudgement& out) {
   const std::string e = gpu_entity(g);
   if (g.mig_enabled.value_or(false))
-    out.findings.push_back(make_finding("MIG_ENABLED", e, "MIG mode is on"));
+    out.findings.push_back(make_finding(inventory_findings(), "MIG_ENABLED", e, "MIG mode is on"));
   if (g.ecc_enabled && !*g.ecc_enabled)
-    out.findings.push_back(make_finding("ECC_DISABLED", e, "ECC is off"));
+    out.findings.push_back(make_finding(inventory_findings(), "ECC_DISABLED", e, "ECC is off"));
   if (g.persistence_enabled && !*g.persistence_enabled) {
-    out.findings.push_back(make_finding("PERSISTENCE_MODE_OFF", e, "persistence mode is off"));
+    out.findings.push_back(
+        make_finding(inventory_findings(), "PERSISTENCE_MODE_OFF", e, "persistence mode is off"));
   }
   judge_memory(g, th, out);
 
@@ -198,11 +206,11 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
     const auto mask = *g.clock_event_reasons;
     if (mask & kHardwareReasons) {
       out.findings.push_back(make_finding(
-          "CLOCKS_THROTTLED_HW", e,
+          inventory_findings(), "CLOCKS_THROTTLED_HW", e,
           "clocks held down at idle: " + describe_clock_events(mask & kHardwareReasons)));
     } else if (mask & kSwPowerCap) {
-      out.findings.push_back(
-          make_finding("CLOCKS_THROTTLED_POWER_CAP", e, "clocks held down at idle: SW power cap"));
+      out.findings.push_back(make_finding(inventory_findings(), "CLOCKS_THROTTLED_POWER_CAP", e,
+                                          "clocks held down at idle: SW power cap"));
     }
   }
   if (g.temperature_c) {
@@ -211,10 +219,12 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
     const double t = *g.temperature_c;
     if (t >= fail) {
       out.findings.push_back(
-          make_finding("TEMPERATURE_CRITICAL", e, num(t) + " C at idle").measured(t, "C", fail));
+          make_finding(inventory_findings(), "TEMPERATURE_CRITICAL", e, num(t) + " C at idle")
+              .measured(t, "C", fail));
     } else if (t >= warn) {
       out.findings.push_back(
-          make_finding("TEMPERATURE_HIGH", e, num(t) + " C at idle").measured(t, "C", warn));
+          make_finding(inventory_findings(), "TEMPERATURE_HIGH", e, num(t) + " C at idle")
+              .measured(t, "C", warn));
     }
   }
   judge_pcie(g, th, out);
@@ -223,28 +233,30 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
   const double links = th.get("inventory.expected_nvlink_links");
   if (multi_gpu && links > 0 && g.nvlink_active && *g.nvlink_active < links) {
     out.findings.push_back(
-        make_finding("NVLINK_INACTIVE", e,
+        make_finding(inventory_findings(), "NVLINK_INACTIVE", e,
                      num(*g.nvlink_active) + " of " + num(links) + " NVLink links active")
             .measured(*g.nvlink_active, "links", links));
   }
 
   const double mem_fail = th.get("inventory.foreign_memory_fail_mib");
   if (g.foreign_memory_mib && *g.foreign_memory_mib > mem_fail) {
-    out.findings.push_back(make_finding("FOREIGN_MEMORY_HIGH", e,
+    out.findings.push_back(make_finding(inventory_findings(), "FOREIGN_MEMORY_HIGH", e,
                                         num(g.foreign_processes.value_or(0)) +
                                             " other processes hold " + num(*g.foreign_memory_mib) +
                                             " MiB")
                                .measured(*g.foreign_memory_mib, "MiB", mem_fail));
   } else if (g.foreign_processes && *g.foreign_processes > 0) {
-    out.findings.push_back(make_finding("FOREIGN_PROCESSES", e,
+    out.findings.push_back(make_finding(inventory_findings(), "FOREIGN_PROCESSES", e,
                                         num(*g.foreign_processes) + " other processes hold " +
                                             num(g.foreign_memory_mib.value_or(0)) + " MiB")
                                .measured(*g.foreign_processes, "processes", 0));
   }
   if (g.responsive && !*g.responsive) {
-    out.findings.push_back(make_finding("GPU_UNRESPONSIVE", e, "probe failed: " + g.probe_error));
+    out.findings.push_back(make_finding(inventory_findings(), "GPU_UNRESPONSIVE", e,
+                                        "probe failed: " + g.probe_error));
   } else if (!g.responsive && !g.probe_error.empty()) {
-    out.findings.push_back(make_finding("GPU_NOT_PROBED", e, "probe not run: " + g.probe_error));
+    out.findings.push_back(
+        make_finding(inventory_findings(), "GPU_NOT_PROBED", e, "probe not run: " + g.probe_error));
   }
   if (!g.read_errors.empty()) {
     std::string msg;
@@ -252,7 +264,7 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
       msg += (msg.empty() ? "" : "; ") + g.read_errors[i];
     }
     if (g.read_errors.size() > 3) msg += "; +" + std::to_string(g.read_errors.size() - 3) + " more";
-    out.findings.push_back(make_finding("NVML_READ_ERROR", e, msg));
+    out.findings.push_back(make_finding(inventory_findings(), "NVML_READ_ERROR", e, msg));
   }
 }
 

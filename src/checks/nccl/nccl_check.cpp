@@ -6,7 +6,9 @@
 
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/entities.hpp"
+#include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/nccl/nccl_findings.hpp"
 #include "checks/nccl/nccl_math.hpp"
 #include "checks/nccl/nccl_plan.hpp"
 #include "preflight/catalogue.hpp"
@@ -40,7 +42,7 @@ int fault_rank(const InjectedFault* fault, const std::vector<const GpuReading*>&
     if (gpus[r]->index == fault->target.index) return static_cast<int>(r);
   }
   Finding missing = make_finding(
-      "FAULT_TARGET_MISSING", fault->target.entity(),
+      shared_findings(), "FAULT_TARGET_MISSING", fault->target.entity(),
       "--inject-fault " + fault->spec + ": CUDA cannot use this GPU, so it is in no communicator");
   missing.injected = true;
   findings.push_back(std::move(missing));
@@ -66,7 +68,7 @@ void report_corruption(CollectiveOp op, const CollectiveResult& r,
     }
     if (wrong.empty()) return;
     if (wrong.size() == gpus.size() && gpus.size() > 1) {
-      findings.push_back(make_finding("NCCL_DATA_MISMATCH", "node",
+      findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", "node",
                                       what + count(total) +
                                           " of the sums were wrong on every GPU "
                                           "(a sum cannot name the source; see the all-gather)")
@@ -75,7 +77,7 @@ void report_corruption(CollectiveOp op, const CollectiveResult& r,
     }
     for (int l : wrong) {
       const std::uint64_t n = r.corrupt_from[l][l];
-      findings.push_back(make_finding("NCCL_DATA_MISMATCH", entity(l),
+      findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", entity(l),
                                       what + count(n) + " of the sums arrived wrong here")
                              .measured(static_cast<double>(n), "elements"));
     }
@@ -88,7 +90,7 @@ void report_corruption(CollectiveOp op, const CollectiveResult& r,
   }
   if (blame.everywhere) {
     findings.push_back(
-        make_finding("NCCL_DATA_MISMATCH", "node",
+        make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", "node",
                      what + "every GPU's data arrived corrupt at every GPU (" + count(total) + ")")
             .measured(static_cast<double>(total), "elements"));
     return;
@@ -104,20 +106,20 @@ void report_corruption(CollectiveOp op, const CollectiveResult& r,
     return n;
   };
   for (int s : blame.senders) {
-    findings.push_back(make_finding("NCCL_DATA_MISMATCH", entity(s),
+    findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", entity(s),
                                     what + "its contribution arrived corrupt at every GPU (" +
                                         count(column(s)) + "): the sender is at fault")
                            .measured(static_cast<double>(column(s)), "elements"));
   }
   for (int l : blame.receivers) {
-    findings.push_back(make_finding("NCCL_DATA_MISMATCH", entity(l),
+    findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", entity(l),
                                     what + "the data of every other GPU arrived corrupt here (" +
                                         count(row_sum(l)) + "): the receiver is at fault")
                            .measured(static_cast<double>(row_sum(l)), "elements"));
   }
   for (int l : blame.own) {
     const std::uint64_t n = r.corrupt_from[l][l];
-    findings.push_back(make_finding("NCCL_DATA_MISMATCH", entity(l),
+    findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", entity(l),
                                     what +
                                         "its own contribution arrived corrupt in its own "
                                         "receive buffer (" +
@@ -128,7 +130,7 @@ void report_corruption(CollectiveOp op, const CollectiveResult& r,
     const std::uint64_t n = r.corrupt_from[l][s];
     const int a = gpus[static_cast<std::size_t>(s)]->index;
     const int b = gpus[static_cast<std::size_t>(l)]->index;
-    findings.push_back(make_finding("NCCL_DATA_MISMATCH", pair_entity(a, b),
+    findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", pair_entity(a, b),
                                     what + "data from " + gpu_entity(a) + " arrived corrupt at " +
                                         gpu_entity(b) + " (" + count(n) +
                                         "), the other GPUs got it right: the path between them")
@@ -145,7 +147,7 @@ bool record_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const
   const std::string what = nccl_op_name(op) + " over " + std::to_string(gpus.size()) + " GPUs";
   if (!r) {
     result.findings.push_back(make_finding(
-        "NCCL_TIMEOUT", "node",
+        nccl_findings(), "NCCL_TIMEOUT", "node",
         what + ": the NCCL worker did not return after its deadline (a GPU or the driver stuck); "
                "its thread was left behind"));
     return false;
@@ -154,11 +156,12 @@ bool record_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const
     char text[32];
     std::snprintf(text, sizeof text, "%.0f s", seconds);
     result.findings.push_back(make_finding(
-        "NCCL_TIMEOUT", "node",
+        nccl_findings(), "NCCL_TIMEOUT", "node",
         what + (r->initialized ? ": the collectives" : ": creating the communicators") +
             " did not complete within " + text + "; the communicators were aborted"));
   } else if (!r->error.empty()) {
-    result.findings.push_back(make_finding(r->initialized ? "NCCL_ERROR" : "NCCL_INIT_FAILED",
+    result.findings.push_back(make_finding(nccl_findings(),
+                                           r->initialized ? "NCCL_ERROR" : "NCCL_INIT_FAILED",
                                            "node", what + ": " + r->error));
   }
   report_corruption(op, *r, gpus, result.findings);
@@ -199,6 +202,7 @@ NcclCheck::NcclCheck() {
       "verified per source GPU, bus bandwidth against the SKU";
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(45), std::chrono::seconds(120), std::chrono::seconds(600)};
+  info_.findings = {&nccl_findings(), &shared_findings()};
   info_.fault_kinds = nccl_fault_kinds();
   info_.figures = {{"{op}.{bytes}.busbw_gbps",
                     {},
@@ -236,7 +240,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
                                 [&engine] { return engine.library_problem(); });
   if (!problem || !problem->empty()) {
     result.findings.push_back(
-        make_finding("TOOL_LIBRARY_MISSING", "node",
+        make_finding(shared_findings(), "TOOL_LIBRARY_MISSING", "node",
                      problem ? *problem : "loading NCCL did not return within its deadline"));
     result.summary = "NCCL not loaded: not tested";
     return result;
@@ -244,8 +248,9 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
   const auto why = call_bounded<std::string>(ctx, std::min(end, SteadyClock::now() + kQueryBudget),
                                              [&engine] { return engine.unavailable_reason(); });
   if (!why) {
-    result.findings.push_back(make_finding(
-        "NCCL_TIMEOUT", "node", "loading NCCL and listing the CUDA devices did not return"));
+    result.findings.push_back(
+        make_finding(nccl_findings(), "NCCL_TIMEOUT", "node",
+                     "loading NCCL and listing the CUDA devices did not return"));
     result.summary = "NCCL did not answer";
     return result;
   }
@@ -262,7 +267,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
   for (const auto& g : ctx.node->gpus) {
     if (g.cuda_ordinal < 0) {
       result.findings.push_back(
-          make_finding("NCCL_GPU_NOT_TESTED", gpu_entity(g.index),
+          make_finding(nccl_findings(), "NCCL_GPU_NOT_TESTED", gpu_entity(g.index),
                        "not in the communicator: CUDA does not see this GPU (see inventory)"));
       continue;
     }
@@ -313,7 +318,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
         });
     if (!id || !id->second.empty()) {
       result.findings.push_back(make_finding(
-          !id ? "NCCL_TIMEOUT" : "NCCL_INIT_FAILED", "node",
+          nccl_findings(), !id ? "NCCL_TIMEOUT" : "NCCL_INIT_FAILED", "node",
           !id ? "ncclGetUniqueId did not return" : nccl_op_name(ops[i]) + ": " + id->second));
       break;
     }

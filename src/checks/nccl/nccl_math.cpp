@@ -4,6 +4,7 @@
 
 #include "checks/common/entities.hpp"
 #include "checks/common/fault_kinds.hpp"
+#include "checks/nccl/nccl_findings.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -140,9 +141,10 @@ std::vector<Finding> judge_nccl(const NcclReadings& readings, const Thresholds& 
                              format_size(largest.bytes) +
                              (c.op == CollectiveOp::all_gather ? " per GPU" : "") +
                              ", the SKU's figure is " + format_gbps(expected);
-    findings.push_back(make_finding(low ? "NCCL_BUSBW_LOW" : "NCCL_BUSBW_MARGINAL", "node", text)
-                           .measured(largest.busbw_gbps, "GB/s",
-                                     expected * (low ? fail_fraction : warn_fraction)));
+    findings.push_back(
+        make_finding(nccl_findings(), low ? "NCCL_BUSBW_LOW" : "NCCL_BUSBW_MARGINAL", "node", text)
+            .measured(largest.busbw_gbps, "GB/s",
+                      expected * (low ? fail_fraction : warn_fraction)));
   }
   return findings;
 }

@@ -4,7 +4,9 @@
 #include <set>
 
 #include "checks/common/bandwidth_common.hpp"
+#include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/nvlink/nvlink_findings.hpp"
 #include "checks/nvlink/nvlink_readings.hpp"
 #include "preflight/catalogue.hpp"
 
@@ -43,6 +45,7 @@ NvlinkCheck::NvlinkCheck() {
       "bidirectional bandwidth (N x N matrices), verified, against the SKU's NVLinks";
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(30), std::chrono::seconds(90), std::chrono::seconds(180)};
+  info_.findings = {&nvlink_findings(), &bandwidth_findings()};
   info_.fault_kinds = nvlink_fault_kinds();
   info_.figures = {{"unidirectional_min_gbps",
                     {},
@@ -98,14 +101,14 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
       const auto r = call_bounded<PeerAccess>(ctx, next_deadline(),
                                               [&engine, a, b] { return engine.peer_access(a, b); });
       if (!r) {
-        result.findings.push_back(
-            make_finding("BANDWIDTH_TIMEOUT", pair_entity(gpus[i]->index, gpus[j]->index),
-                         "the peer access query did not return before the deadline"));
+        result.findings.push_back(make_finding(
+            bandwidth_findings(), "BANDWIDTH_TIMEOUT", pair_entity(gpus[i]->index, gpus[j]->index),
+            "the peer access query did not return before the deadline"));
         result.summary = "peer access query hung";
         return result;
       }
       if (!r->error.empty()) {
-        result.findings.push_back(make_finding("BANDWIDTH_CUDA_ERROR",
+        result.findings.push_back(make_finding(bandwidth_findings(), "BANDWIDTH_CUDA_ERROR",
                                                pair_entity(gpus[i]->index, gpus[j]->index),
                                                "peer access query: " + r->error));
       }

@@ -8,7 +8,7 @@ namespace preflight {
 // time does not allow every pair (the quick profile on a large node, a short --timeout), a run
 // copies over the pairs of one rotation step; the others stay null (not measured, not judged). It
 // records its readings (the GPUs' NVLink topology, peer access, the matrices) and judges them with
-// judge_nvlink; failures of the copies themselves are observations. docs/checks/bandwidth.md.
+// judge_nvlink; failures of the copies themselves are observations. docs/checks/nvlink.md.
 class NvlinkCheck final : public Check {
  public:
   NvlinkCheck();

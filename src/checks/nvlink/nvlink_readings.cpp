@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "checks/common/entities.hpp"
+#include "checks/nvlink/nvlink_findings.hpp"
 #include "model/json_fields.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
@@ -286,11 +287,12 @@ std::vector<Finding> judge_nvlink(const NvlinkReadings& r, const Thresholds& t) 
       message += " (" + f.expected.basis + ")";
     }
     // Literal codes: the catalogue test finds every emitted code in the sources.
-    Finding finding = f.code == "NVLINK_NO_PEER_ACCESS"
-                          ? make_finding("NVLINK_NO_PEER_ACCESS", f.entity, message)
-                      : f.code == "NVLINK_BANDWIDTH_LOW"
-                          ? make_finding("NVLINK_BANDWIDTH_LOW", f.entity, message)
-                          : make_finding("NVLINK_BANDWIDTH_MARGINAL", f.entity, message);
+    Finding finding =
+        f.code == "NVLINK_NO_PEER_ACCESS"
+            ? make_finding(nvlink_findings(), "NVLINK_NO_PEER_ACCESS", f.entity, message)
+        : f.code == "NVLINK_BANDWIDTH_LOW"
+            ? make_finding(nvlink_findings(), "NVLINK_BANDWIDTH_LOW", f.entity, message)
+            : make_finding(nvlink_findings(), "NVLINK_BANDWIDTH_MARGINAL", f.entity, message);
     if (f.measured) finding.measured(f.worst, "GB/s", f.limit);
     // An nvlink-slow fault names the pair in either order; the finding's entity is ordered.
     finding.injected = std::find(r.injected_slow_pairs.begin(), r.injected_slow_pairs.end(),

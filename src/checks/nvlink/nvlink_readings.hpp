@@ -1,7 +1,7 @@
 #pragma once
 // What the nvlink check measured, apart from what it concluded: the GPUs with their NVLink
 // topology as NVML read it, the peer-access matrix and the copy matrices (NvlinkReadings, in the
-// verdict as the check's "readings", docs/checks/bandwidth.md), and the pure judgement of them
+// verdict as the check's "readings", docs/checks/nvlink.md), and the pure judgement of them
 // against the thresholds (judge_nvlink). `preflight judge` runs the same judgement on recorded
 // readings, so it needs nothing but these.
 #include <optional>

@@ -5,7 +5,9 @@
 #include <map>
 
 #include "checks/common/bandwidth_common.hpp"
+#include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/pcie/pcie_findings.hpp"
 #include "checks/pcie/pcie_topology.hpp"
 #include "preflight/catalogue.hpp"
 
@@ -80,10 +82,10 @@ void judge_alone(const PcieGpuReadings& g, const PcieExpectation& e, const Thres
                              format_gbps(raw) + " raw";
     const std::string entity = gpu_entity(g.index);
     if (fail > 0 && stats->median_gbps < fail) {
-      out.push_back(make_finding("PCIE_BANDWIDTH_LOW", entity, text)
+      out.push_back(make_finding(pcie_findings(), "PCIE_BANDWIDTH_LOW", entity, text)
                         .measured(stats->median_gbps, "GB/s", fail));
     } else if (warn > 0 && stats->median_gbps < warn) {
-      out.push_back(make_finding("PCIE_BANDWIDTH_MARGINAL", entity, text)
+      out.push_back(make_finding(pcie_findings(), "PCIE_BANDWIDTH_MARGINAL", entity, text)
                         .measured(stats->median_gbps, "GB/s", warn));
     }
   }
@@ -205,7 +207,7 @@ void judge_concurrent(const PcieReadings& r, const Direction& d,
       }
       const double limit = fair * fraction;
       if (limit > 0 && stats.median_gbps < limit) {
-        out.push_back(make_finding("PCIE_SHARED_BANDWIDTH_LOW", entity,
+        out.push_back(make_finding(pcie_findings(), "PCIE_SHARED_BANDWIDTH_LOW", entity,
                                    stats_text(d.what, stats) + during + "; " + where +
                                        ": fair share " + format_gbps(fair))
                           .measured(stats.median_gbps, "GB/s", limit));
@@ -217,7 +219,7 @@ void judge_concurrent(const PcieReadings& r, const Direction& d,
     if (limit > 0 && total < limit) {
       std::vector<std::string> names;
       for (const PcieGpuReadings* g : members) names.push_back(gpu_entity(g->index));
-      out.push_back(make_finding("PCIE_UPLINK_BANDWIDTH_LOW", group.uplink->id,
+      out.push_back(make_finding(pcie_findings(), "PCIE_UPLINK_BANDWIDTH_LOW", group.uplink->id,
                                  std::string(d.what) + " " + format_gbps(total) +
                                      " in total through " + rate.text + " from " + join(names) +
                                      during + ", of " + format_gbps(capacity) + " it carries")
@@ -305,6 +307,7 @@ PcieCheck::PcieCheck(std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)
       "verified, against the link's generation and width and the uplinks GPUs share";
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(20), std::chrono::seconds(60), std::chrono::seconds(120)};
+  info_.findings = {&pcie_findings(), &bandwidth_findings()};
   info_.fault_kinds = pcie_fault_kinds();
   // Only the one-GPU-at-a-time figures feed the fleet: the all-at-once ones depend on how many
   // GPUs share a switch.

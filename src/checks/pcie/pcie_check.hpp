@@ -12,7 +12,7 @@ namespace preflight {
 // root ports that cannot carry all their GPUs. Each figure alone is held to what the GPU's link
 // should carry (generation and width from the SKU table or the device); with every GPU copying,
 // each is held to its fair share of the uplink it shares (read from sysfs), and each shared
-// uplink to its own rate. docs/checks/bandwidth.md.
+// uplink to its own rate. docs/checks/pcie.md.
 class PcieCheck final : public Check {
  public:
   // `sysfs_root`: where the PCI tree is read ("/sys"; tests pass a tree of their own).

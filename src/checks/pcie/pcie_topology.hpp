@@ -3,7 +3,7 @@
 // between them, its NUMA node, and the "uplink": the link from the device directly below the
 // root port up to the CPU, which every GPU below that root port shares. Two GPUs behind one
 // PCIe switch (DGX/HGX A100) share its uplink; a GPU with a switch of its own (DGX H100) or
-// directly on a root port has an uplink to itself. docs/checks/bandwidth.md, "How topology
+// directly on a root port has an uplink to itself. docs/checks/pcie.md, "How topology
 // enters".
 #include <optional>
 #include <string>

@@ -10,8 +10,10 @@
 
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/fault_kinds.hpp"
+#include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
 #include "checks/common/pci_link.hpp"
+#include "checks/rdma/rdma_findings.hpp"
 #include "checks/rdma/rdma_judge.hpp"
 #include "checks/rdma/rdma_math.hpp"
 #include "checks/rdma/rdma_plan.hpp"
@@ -61,7 +63,7 @@ void apply_faults(const FaultPlan& faults, RdmaInventory& inv, std::map<std::str
                              [&](const RdmaDevice& d) { return d.name == f->target.name; });
       if (it == inv.devices.end()) {
         Finding missing = make_finding(
-            "FAULT_TARGET_MISSING", f->target.name,
+            shared_findings(), "FAULT_TARGET_MISSING", f->target.name,
             "--inject-fault " + f->spec + ": this node has no RDMA device " + f->target.name);
         missing.injected = true;
         findings.push_back(std::move(missing));
@@ -113,24 +115,26 @@ void observe_transfer(const PlannedTransfer& t, const RdmaTransferResult& r,
                       std::vector<Finding>& findings, Metrics& metrics) {
   const std::string what = describe_transfer(t);
   if (r.timed_out) {
-    findings.push_back(
-        make_finding("RDMA_TIMEOUT", t.entity, what + ": did not complete before the deadline"));
+    findings.push_back(make_finding(rdma_findings(), "RDMA_TIMEOUT", t.entity,
+                                    what + ": did not complete before the deadline"));
     return;
   }
   if (!r.error.empty()) {
     if (t.memory == RdmaMemory::gpu && r.registration.empty()) {
-      findings.push_back(
-          make_finding("RDMA_GPUDIRECT_UNAVAILABLE", t.entity, what + ": " + r.error));
+      findings.push_back(make_finding(rdma_findings(), "RDMA_GPUDIRECT_UNAVAILABLE", t.entity,
+                                      what + ": " + r.error));
     } else if (!r.connected) {
-      findings.push_back(make_finding("RDMA_CONNECT_FAILED", t.entity, what + ": " + r.error));
+      findings.push_back(
+          make_finding(rdma_findings(), "RDMA_CONNECT_FAILED", t.entity, what + ": " + r.error));
     } else {
-      findings.push_back(make_finding("RDMA_TRANSFER_ERROR", t.entity, what + ": " + r.error));
+      findings.push_back(
+          make_finding(rdma_findings(), "RDMA_TRANSFER_ERROR", t.entity, what + ": " + r.error));
     }
     return;
   }
   if (r.bad_bytes > 0) {
     findings.push_back(
-        make_finding("RDMA_DATA_MISMATCH", t.entity,
+        make_finding(rdma_findings(), "RDMA_DATA_MISMATCH", t.entity,
                      what + ": " + std::to_string(r.bad_bytes) + " bytes arrived changed")
             .measured(static_cast<double>(r.bad_bytes), "bytes"));
   }
@@ -209,6 +213,7 @@ RdmaCheck::RdmaCheck() {
       "GPUDirect from the nearest GPU";
   info_.needs_gpu = false;  // a node's NICs matter without GPUs too
   info_.budget = {std::chrono::seconds(60), std::chrono::seconds(180), std::chrono::seconds(900)};
+  info_.findings = {&rdma_findings(), &shared_findings()};
   info_.fault_kinds = {
       fault_kind("rdma-down", TargetType::nic, "every port of the NIC reads as down",
                  {"RDMA_PORT_DOWN", "RDMA_COUNT_MISMATCH", "FAULT_TARGET_MISSING"}),
@@ -295,8 +300,8 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   auto inv = call_bounded<RdmaInventory>(ctx, std::min(end, SteadyClock::now() + kInventoryBudget),
                                          [&engine] { return engine.inventory(); });
   if (!inv) {
-    result.findings.push_back(
-        make_finding("RDMA_TIMEOUT", "node", "listing the RDMA devices did not return in time"));
+    result.findings.push_back(make_finding(rdma_findings(), "RDMA_TIMEOUT", "node",
+                                           "listing the RDMA devices did not return in time"));
     result.summary = "RDMA device listing hung";
     return result;
   }
@@ -317,9 +322,10 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
               ? std::to_string(*readings.expect_rnics) + " RDMA ports expected"
               : std::string(kDevicesFlag) + " names " +
                     std::to_string(readings.rdma_devices.size()) + " devices";
-      result.findings.push_back(std::string(code) == "RDMA_UNAVAILABLE"
-                                    ? make_finding("RDMA_UNAVAILABLE", "node", why)
-                                    : make_finding("RDMA_NO_DEVICE", "node", why + "; " + wanted));
+      result.findings.push_back(
+          std::string(code) == "RDMA_UNAVAILABLE"
+              ? make_finding(rdma_findings(), "RDMA_UNAVAILABLE", "node", why)
+              : make_finding(rdma_findings(), "RDMA_NO_DEVICE", "node", why + "; " + wanted));
     }
     result.summary = why;
     return result;
@@ -331,7 +337,8 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   readings.devices = locate(inv->devices, gpu_locations(*ctx.node));
   for (const RdmaDevice& d : inv->devices) {
     if (!d.error.empty()) {
-      result.findings.push_back(make_finding("RDMA_DEVICE_ERROR", d.name, d.error));
+      result.findings.push_back(
+          make_finding(rdma_findings(), "RDMA_DEVICE_ERROR", d.name, d.error));
       continue;
     }
     for (const RdmaPort& p : d.ports) {
@@ -425,7 +432,7 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   if (readings.transfers_not_run > 0 && !ctx.cancelled()) {
     // Unverified is not healthy: transfers the time did not allow are reported.
     result.findings.push_back(make_finding(
-        "RDMA_TIMEOUT", "node",
+        rdma_findings(), "RDMA_TIMEOUT", "node",
         std::to_string(readings.transfers_not_run) + " of " + std::to_string(transfers.size()) +
             " planned transfers were not run: the check's time ran out (give it a longer "
             "--timeout)"));

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "checks/common/pci_link.hpp"
+#include "checks/rdma/rdma_findings.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -127,8 +128,8 @@ void judge_pcie(const RdmaDevice& d, std::vector<Finding>& findings) {
   }
   text += " carries " + format_gbit(link_gbit) + " raw";
   if (fastest > 0) text += " for a " + format_gbit(fastest) + " port";
-  findings.push_back(
-      make_finding("RDMA_PCIE_DEGRADED", d.name, text).measured(link_gbit, "Gb/s", fastest));
+  findings.push_back(make_finding(rdma_findings(), "RDMA_PCIE_DEGRADED", d.name, text)
+                         .measured(link_gbit, "Gb/s", fastest));
 }
 
 // What an other NIC is, for its info finding: why it is not compute, its ports, and a PCIe link
@@ -160,16 +161,16 @@ void judge_ports_of(const std::vector<RdmaDevice>& compute, double min_port_gbps
     const std::string entity = rdma_port_entity(j.device, j.port);
     switch (j.issue) {
       case PortIssue::down:
-        findings.push_back(make_finding("RDMA_PORT_DOWN", entity, j.detail));
+        findings.push_back(make_finding(rdma_findings(), "RDMA_PORT_DOWN", entity, j.detail));
         break;
       case PortIssue::slow:
-        findings.push_back(make_finding("RDMA_PORT_SLOW", entity, j.detail));
+        findings.push_back(make_finding(rdma_findings(), "RDMA_PORT_SLOW", entity, j.detail));
         break;
       case PortIssue::no_gid:
-        findings.push_back(make_finding("RDMA_NO_GID", entity, j.detail));
+        findings.push_back(make_finding(rdma_findings(), "RDMA_NO_GID", entity, j.detail));
         break;
       case PortIssue::unknown_rate:
-        findings.push_back(make_finding("RDMA_RATE_UNKNOWN", entity, j.detail));
+        findings.push_back(make_finding(rdma_findings(), "RDMA_RATE_UNKNOWN", entity, j.detail));
         break;
       case PortIssue::none:
         break;
@@ -189,9 +190,9 @@ void judge_transfer_rate(const RdmaTransferReading& t, const Thresholds& thresho
   const std::string text = describe_transfer(t.planned) + ": " + format_gbit(r.gbps) + " of a " +
                            format_gbit(t.planned.expected_gbps) + " port" +
                            (r.registration.empty() ? "" : " (" + r.registration + ")");
-  Finding f =
-      make_finding(c == TransferClass::fail ? "RDMA_BANDWIDTH_LOW" : "RDMA_BANDWIDTH_MARGINAL",
-                   t.planned.entity, text);
+  Finding f = make_finding(
+      rdma_findings(), c == TransferClass::fail ? "RDMA_BANDWIDTH_LOW" : "RDMA_BANDWIDTH_MARGINAL",
+      t.planned.entity, text);
   f.measured(r.gbps, "Gb/s", t.planned.expected_gbps * (c == TransferClass::fail ? fail : warn));
   f.injected = t.injected_slow_factor.has_value();
   findings.push_back(std::move(f));
@@ -264,7 +265,7 @@ std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& 
     names += (names.empty() ? "" : ", ") + r.device.name;
   }
   for (const std::string& name : s.missing) {
-    findings.push_back(make_finding("RDMA_DEVICE_MISSING", name,
+    findings.push_back(make_finding(rdma_findings(), "RDMA_DEVICE_MISSING", name,
                                     "--rdma-devices names " + name +
                                         ", which this node does not have (its RDMA devices: " +
                                         (names.empty() ? "none" : names) + ")"));
@@ -273,8 +274,8 @@ std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& 
   for (std::size_t i = 0; i < readings.devices.size(); ++i) {
     const RdmaDevice& d = readings.devices[i].device;
     if (!s.compute[i]) {
-      findings.push_back(
-          make_finding("RDMA_NIC_NOT_COMPUTE", d.name, other_nic_text(d, s.reason[i])));
+      findings.push_back(make_finding(rdma_findings(), "RDMA_NIC_NOT_COMPUTE", d.name,
+                                      other_nic_text(d, s.reason[i])));
       continue;
     }
     compute.push_back(d);
@@ -286,7 +287,7 @@ std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& 
     const auto usable = usable_ports(compute);
     const int expected = *readings.expect_rnics;
     if (static_cast<int>(usable.size()) != expected) {
-      findings.push_back(make_finding("RDMA_COUNT_MISMATCH", "node",
+      findings.push_back(make_finding(rdma_findings(), "RDMA_COUNT_MISMATCH", "node",
                                       std::to_string(usable.size()) +
                                           " usable RDMA ports (active, link up) on " +
                                           std::to_string(compute.size()) +

@@ -29,7 +29,7 @@ Thresholds sku(const char* id) {
   return Thresholds::for_sku(find_sku(id), "test");
 }
 
-// A SKU's thresholds with the bidirectional fractions proposed in docs/checks/bandwidth.md
+// A SKU's thresholds with the bidirectional fractions proposed in docs/checks/pcie.md
 // (0.4 / 0.45 of twice the link): the published A100 figure, 0.52 of twice its link, warns under
 // 0.5 / 0.6 ("bidirectional copies have fractions of their own" holds both).
 Thresholds proposed(const char* id) {
@@ -89,7 +89,7 @@ PcieUplinkReadings uplink(const std::string& id, int gen, std::vector<std::strin
 // its CPU (nvidia-smi topo -m: PXB between the two GPUs of a switch, nvbandwidth issue #53).
 // One GPU alone: ~24.8 GB/s host-to-device (nvbandwidth issues #11, #53). Every GPU at once:
 // the two GPUs of a switch split its uplink, ~12.3 GB/s each. Bidirectional, both directions
-// summed: ~32.5 GB/s (docs/checks/bandwidth.md, "Bidirectional").
+// summed: ~32.5 GB/s (docs/checks/pcie.md, "Bidirectional").
 PcieReadings dgx_a100() {
   PcieReadings r;
   r.topology = "sysfs";
@@ -359,7 +359,7 @@ TEST_CASE("pcie judge: an uplink whose rate was not read is taken as fast as its
 }
 
 TEST_CASE("pcie judge: bidirectional copies have fractions of their own") {
-  // The published A100 figures (docs/checks/bandwidth.md, "Bidirectional") come to ~32.5 GB/s
+  // The published A100 figures (docs/checks/pcie.md, "Bidirectional") come to ~32.5 GB/s
   // summed on a Gen4 x16 link: 0.52 of twice its raw rate.
   PcieReadings r = dgx_a100();
   Thresholds t = sku("a100-sxm4-80gb");
