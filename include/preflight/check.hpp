@@ -65,6 +65,9 @@ struct CheckInfo {
   // The tables of the finding codes it emits: its own (<check>_findings.cpp in its folder)
   // first, then those it shares with other checks (src/checks/common/findings.hpp).
   std::vector<const FindingTable*> findings;
+  // Its threshold keys, "<name>.*" (<check>_thresholds.cpp in its folder): what a thresholds
+  // file may set for it, with ranges, generic values and a known SKU's values.
+  ThresholdSpecs thresholds;
   std::vector<CheckOptionSpec> options;  // options this check adds to `preflight run`
   // Its key figures (Prometheus families, fleet figures) and the bars the HTML page draws: the
   // reporters know no check by name and read these (CheckRegistry::figure_catalogue()).
@@ -181,6 +184,8 @@ class CheckRegistry {
   // The runner's finding codes and every table the checks list, each once, in registration
   // order. Throws std::logic_error for a code two tables declare.
   FindingCatalogue finding_catalogue() const;
+  // Every check's threshold keys, in registration order: what Thresholds::for_sku takes.
+  std::shared_ptr<const ThresholdSpecs> threshold_specs() const;
 
  private:
   std::vector<std::unique_ptr<Check>> checks_;

@@ -1,20 +1,48 @@
 #pragma once
 // Thresholds: one flat table of numbers keyed "section.name" (e.g.
-// "inventory.temperature_warn_c"). Effective values are the generic defaults, replaced by the
-// values of the detected SKU, replaced by a --thresholds file. Every key has a documented range;
+// "inventory.temperature_warn_c"); each check declares the keys of its section. Effective values
+// are the generic defaults, replaced by the values of the detected SKU (its datasheet, or the
+// check's own figure for it), replaced by a --thresholds file. Every key has a documented range;
 // a file with unknown keys, wrong types or values out of range is bad input (exit 2).
 // Sources for every number: docs/thresholds.md.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace preflight {
 
 inline constexpr std::string_view kThresholdsSchema = "preflight.thresholds/1";
 
+// A GPU model's datasheet: the facts thresholds are derived from. 0 where the datasheet gives
+// none. Sources: docs/thresholds.md.
+struct SkuDatasheet {
+  double pcie_gen = 0;      // the PCIe generation of the GPU's host link
+  double pcie_width = 0;    // lanes
+  double nvlink_links = 0;  // NVLink links per GPU (0: none, or bridges that are optional)
+  double bf16_tflops = 0;   // dense tensor-core peaks, TFLOP/s
+  double fp16_tflops = 0;
+  double tf32_tflops = 0;
+  double fp32_tflops = 0;  // CUDA cores
+  double fp64_tflops = 0;  // tensor cores where the GPU has them
+  double nvlink_gbps = 0;  // one direction, GPU to GPU, over the full link set, GB/s
+  double hbm_gbps = 0;     // memory bandwidth, decimal GB/s
+};
+
+struct SkuSpec {
+  std::string_view id;                          // "h100-sxm5-80gb"; used by --sku
+  std::string_view name;                        // "NVIDIA H100 SXM5 80GB"
+  std::vector<std::uint16_t> pci_device_ids;    // PCI device id (vendor 0x10de)
+  std::vector<std::string_view> name_patterns;  // substrings of the NVML/CUDA device name
+  SkuDatasheet datasheet;
+};
+
+// One threshold key. A check declares its own (CheckInfo::thresholds, keys "<check>.*");
+// CheckRegistry::threshold_specs() assembles them.
 struct ThresholdSpec {
   std::string_view key;          // "inventory.temperature_warn_c"
   std::string_view unit;         // "C", "count", "MiB", "links", ...
@@ -28,18 +56,19 @@ struct ThresholdSpec {
   // otherwise (limits "below": shares of a peak) warn >= fail. Empty for other limits.
   std::string_view fail_key = {};
   bool warn_below_fail = false;
+  // A known SKU's value: the datasheet figure this key takes (nullptr: none), ...
+  double SkuDatasheet::*datasheet = nullptr;
+  // ... or a figure of this check's own for a SKU, by SKU id (a measured or policy figure, its
+  // source in docs/thresholds.md). A SKU named in neither gets `generic`.
+  std::vector<std::pair<std::string_view, double>> sku_values = {};
+
+  // This key's value for `sku` (nullptr: generic).
+  double value_for(const SkuSpec* sku) const;
 };
 
-struct SkuSpec {
-  std::string_view id;                          // "h100-sxm5-80gb"; used by --sku
-  std::string_view name;                        // "NVIDIA H100 SXM5 80GB"
-  std::vector<std::uint16_t> pci_device_ids;    // PCI device id (vendor 0x10de)
-  std::vector<std::string_view> name_patterns;  // substrings of the NVML/CUDA device name
-  std::vector<std::pair<std::string_view, double>> values;  // keys that differ from generic
-};
+// Every threshold key of the binary, in the order `preflight thresholds` prints them.
+using ThresholdSpecs = std::vector<ThresholdSpec>;
 
-const std::vector<ThresholdSpec>& threshold_specs();
-const ThresholdSpec* find_threshold_spec(std::string_view key);
 const std::vector<SkuSpec>& sku_table();
 const SkuSpec* find_sku(std::string_view id_or_name);  // by id, or name case-insensitively
 // By PCI device id first, then by name pattern; nullptr when unknown.
@@ -47,11 +76,15 @@ const SkuSpec* detect_sku(std::uint16_t pci_device_id, std::string_view device_n
 
 class Thresholds {
  public:
-  // Generic defaults overlaid with the SKU's values (sku may be null: generic).
-  static Thresholds for_sku(const SkuSpec* sku, std::string detected_by);
+  // Every key of `specs` at its value for the SKU (sku may be null: generic). The specs are
+  // the registry's (CheckRegistry::threshold_specs()).
+  static Thresholds for_sku(std::shared_ptr<const ThresholdSpecs> specs, const SkuSpec* sku,
+                            std::string detected_by);
 
-  // Throws std::out_of_range for a key missing from threshold_specs() (a bug).
+  // Throws std::out_of_range for a key missing from the specs (a bug).
   double get(std::string_view key) const;
+  const ThresholdSpecs& specs() const;
+  const ThresholdSpec* find_spec(std::string_view key) const;
   const std::map<std::string, double, std::less<>>& values() const { return values_; }
 
   const std::string& sku_id() const { return sku_id_; }  // "generic" when unknown
@@ -72,6 +105,7 @@ class Thresholds {
   std::string to_json_text() const;
 
  private:
+  std::shared_ptr<const ThresholdSpecs> specs_;  // never null once made by for_sku
   std::map<std::string, double, std::less<>> values_;
   std::string sku_id_ = "generic";
   std::string sku_name_ = "generic (unknown GPU model)";

@@ -58,7 +58,8 @@ CommandResult list_command(const Invocation& inv) {
   Json doc;
   // The time model's numbers for the default node (8 x H100 SXM5, 8 NICs).
   const DescribedNode node = default_node();
-  const Thresholds figures = Thresholds::for_sku(node.sku, "default node");
+  const Thresholds figures =
+      Thresholds::for_sku(registry.threshold_specs(), node.sku, "default node");
   const CheckOptions no_options;
   std::map<std::string, Json> check_plans;
   Json profile_plans = Json::object();
@@ -164,9 +165,12 @@ CommandResult list_command(const Invocation& inv) {
 }
 
 CommandResult thresholds_command(const Invocation& inv) {
+  CheckRegistry registry;
+  register_builtin_checks(registry);
   Thresholds thresholds;
   if (!inv.thresholds.sku.empty()) {
-    thresholds = Thresholds::for_sku(&sku_from_flag(inv.thresholds.sku), "--sku");
+    thresholds = Thresholds::for_sku(registry.threshold_specs(), &sku_from_flag(inv.thresholds.sku),
+                                     "--sku");
   } else {
     auto backend = make_system_node_backend();
     const auto node = discover_within(*backend, seconds(20));
@@ -176,9 +180,10 @@ CommandResult thresholds_command(const Invocation& inv) {
     }
     if (const GpuReading* g = representative_gpu(*node)) {
       thresholds =
-          Thresholds::for_sku(detect_sku(g->pci_device_id, g->name), "detected: " + g->name);
+          Thresholds::for_sku(registry.threshold_specs(), detect_sku(g->pci_device_id, g->name),
+                              "detected: " + g->name);
     } else {
-      thresholds = Thresholds::for_sku(nullptr, "no GPU identified");
+      thresholds = Thresholds::for_sku(registry.threshold_specs(), nullptr, "no GPU identified");
     }
   }
   if (!inv.thresholds.thresholds_path.empty()) {
@@ -199,7 +204,7 @@ CommandResult plan_command(const Invocation& inv) {
   std::string node;
   if (!args.node.empty()) {
     const DescribedNode described = parse_node_description(args.node);
-    thresholds = Thresholds::for_sku(described.sku, "--node");
+    thresholds = Thresholds::for_sku(registry.threshold_specs(), described.sku, "--node");
     base.shape = described.shape;
     node = "described: " + args.node;
   } else {
@@ -210,8 +215,9 @@ CommandResult plan_command(const Invocation& inv) {
       return {kExitUnhealthy, true};  // the discovery thread is stuck and cannot be joined
     }
     const GpuReading* g = representative_gpu(*found);
-    thresholds = g ? Thresholds::for_sku(detect_sku(g->pci_device_id, g->name), g->name)
-                   : Thresholds::for_sku(nullptr, "no GPU identified");
+    thresholds = g ? Thresholds::for_sku(registry.threshold_specs(),
+                                         detect_sku(g->pci_device_id, g->name), g->name)
+                   : Thresholds::for_sku(registry.threshold_specs(), nullptr, "no GPU identified");
     base.shape.gpus = static_cast<int>(found->gpus.size());
     base.shape.nics = count_rdma_devices();
     node = "this node (" + host_name() + ", " + thresholds.sku_id() + ")";

@@ -26,8 +26,8 @@ std::string base_name(const std::string& path) {
 }
 
 // The thresholds to judge one verdict with, and how they were chosen (for the verdict).
-Thresholds thresholds_for(const Verdict& recorded, const JudgeArgs& args, const std::string& origin,
-                          std::string& by) {
+Thresholds thresholds_for(const CheckRegistry& registry, const Verdict& recorded,
+                          const JudgeArgs& args, const std::string& origin, std::string& by) {
   if (args.recorded) {
     if (!recorded.thresholds) {
       throw InvalidInput(origin +
@@ -35,7 +35,8 @@ Thresholds thresholds_for(const Verdict& recorded, const JudgeArgs& args, const 
                          "discovery failed): judge it with --sku or the detected SKU");
     }
     std::vector<std::string> unknown;
-    Thresholds t = thresholds_from_record(*recorded.thresholds, origin, unknown);
+    Thresholds t =
+        thresholds_from_record(registry.threshold_specs(), *recorded.thresholds, origin, unknown);
     by = "recorded";
     if (!unknown.empty()) {
       std::cerr << "preflight: " << origin << ": " << unknown.size()
@@ -47,10 +48,11 @@ Thresholds thresholds_for(const Verdict& recorded, const JudgeArgs& args, const 
   }
   Thresholds t;
   if (!args.sku.empty()) {
-    t = Thresholds::for_sku(&sku_from_flag(args.sku), "--sku");
+    t = Thresholds::for_sku(registry.threshold_specs(), &sku_from_flag(args.sku), "--sku");
     by = "--sku " + args.sku;
   } else if (recorded.thresholds && find_sku(recorded.thresholds->sku) != nullptr) {
-    t = Thresholds::for_sku(find_sku(recorded.thresholds->sku), recorded.thresholds->detected_by);
+    t = Thresholds::for_sku(registry.threshold_specs(), find_sku(recorded.thresholds->sku),
+                            recorded.thresholds->detected_by);
     by = "today's values for the recorded SKU " + recorded.thresholds->sku;
   } else {
     // An older verdict: the SKU from the first GPU's recorded name.
@@ -61,7 +63,7 @@ Thresholds thresholds_for(const Verdict& recorded, const JudgeArgs& args, const 
         break;
       }
     }
-    t = Thresholds::for_sku(sku, "recorded GPU name");
+    t = Thresholds::for_sku(registry.threshold_specs(), sku, "recorded GPU name");
     by = sku ? "today's values for " + std::string(sku->id) + " (from the GPU name)"
              : "generic (no known GPU recorded)";
   }
@@ -97,7 +99,8 @@ CommandResult judge_command(const Invocation& inv) {
   for (const std::string& path : args.files) {
     const Verdict recorded = load_verdict_file(path);
     RejudgeSettings settings;
-    const Thresholds thresholds = thresholds_for(recorded, args, path, settings.thresholds_by);
+    const Thresholds thresholds =
+        thresholds_for(registry, recorded, args, path, settings.thresholds_by);
     settings.thresholds = &thresholds;
     settings.source = path;
     settings.judged_at = utc_iso8601(std::chrono::system_clock::now());

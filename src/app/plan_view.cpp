@@ -128,10 +128,11 @@ std::string plan_to_text(const RunPlan& plan, std::string_view profile, const st
   return out.str();
 }
 
-RunPlan plan_before_discovery(const std::vector<PlannedCheck>& checks, Profile profile,
+RunPlan plan_before_discovery(std::shared_ptr<const ThresholdSpecs> specs,
+                              const std::vector<PlannedCheck>& checks, Profile profile,
                               const CheckOptions& options, std::optional<int> expect_gpus, int nics,
                               std::optional<int> timeout_s) {
-  const Thresholds generic = Thresholds::for_sku(nullptr, "before discovery");
+  const Thresholds generic = Thresholds::for_sku(std::move(specs), nullptr, "before discovery");
   WorkRequest base;
   base.profile = profile;
   base.thresholds = &generic;

@@ -32,7 +32,8 @@ std::string plan_to_text(const RunPlan& plan, std::string_view profile, const st
 // (expect_gpus, else 8 GPUs; the RDMA devices counted), or the floor check of a given --timeout
 // (expect_gpus, else no GPU: a node is never refused on a guess; the runner holds the node it
 // finds to its floor after discovery). Throws InvalidInput naming the floor.
-RunPlan plan_before_discovery(const std::vector<PlannedCheck>& checks, Profile profile,
+RunPlan plan_before_discovery(std::shared_ptr<const ThresholdSpecs> specs,
+                              const std::vector<PlannedCheck>& checks, Profile profile,
                               const CheckOptions& options, std::optional<int> expect_gpus, int nics,
                               std::optional<int> timeout_s);
 

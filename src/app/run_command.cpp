@@ -148,7 +148,8 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   if (!args.thresholds_path.empty()) {
     // Validate now, before anything runs or is written; the runner applies it again on top of
     // the detected SKU.
-    Thresholds::for_sku(nullptr, "validation").apply_overrides_file(args.thresholds_path);
+    Thresholds::for_sku(registry.threshold_specs(), nullptr, "validation")
+        .apply_overrides_file(args.thresholds_path);
   }
   if (!args.json_path.empty() && args.json_path != "-") ensure_writable(args.json_path);
   if (!args.prom_path.empty()) ensure_writable(args.prom_path, "--prom");
@@ -163,8 +164,9 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   // it assumes, or a given --timeout held to the floor; the runner plans again for the node
   // discovery finds.
   const int nics = count_rdma_devices();
-  const RunPlan before = plan_before_discovery(plan, args.profile, args.check_options,
-                                               args.expect_gpus, nics, args.timeout_s);
+  const RunPlan before =
+      plan_before_discovery(registry.threshold_specs(), plan, args.profile, args.check_options,
+                            args.expect_gpus, nics, args.timeout_s);
   const seconds pass_timeout =
       args.timeout_s ? seconds(*args.timeout_s) : seconds(static_cast<long long>(before.timeout_s));
   const RotationCounter rotation = take_rotation(args.rotation, args.state_dir);
@@ -179,6 +181,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
 
   RunSettings settings;
   settings.profile = args.profile;
+  settings.threshold_specs = registry.threshold_specs();
   settings.expect.gpus = args.expect_gpus;
   settings.thresholds_path = args.thresholds_path;
   settings.options = args.check_options;

@@ -61,8 +61,8 @@ std::string short_parse_error(const std::string& what) {
   return text;
 }
 
-bool is_known_section(std::string_view section) {
-  for (const ThresholdSpec& spec : threshold_specs()) {
+bool is_known_section(const ThresholdSpecs& specs, std::string_view section) {
+  for (const ThresholdSpec& spec : specs) {
     const std::size_t dot = spec.key.find('.');
     if (spec.key.substr(0, dot) == section) return true;
   }
@@ -124,21 +124,23 @@ OrderedJson parse_document(std::string_view json_text, std::string_view origin) 
 
 }  // namespace
 
-Thresholds Thresholds::for_sku(const SkuSpec* sku, std::string detected_by) {
+double ThresholdSpec::value_for(const SkuSpec* sku) const {
+  if (sku == nullptr) return generic;
+  for (const auto& [id, value] : sku_values) {
+    if (id == sku->id) return value;
+  }
+  return datasheet != nullptr ? sku->datasheet.*datasheet : generic;
+}
+
+Thresholds Thresholds::for_sku(std::shared_ptr<const ThresholdSpecs> specs, const SkuSpec* sku,
+                               std::string detected_by) {
+  if (!specs) throw std::logic_error("Thresholds::for_sku: no threshold specs");
   Thresholds thresholds;
-  for (const ThresholdSpec& spec : threshold_specs()) {
-    thresholds.values_[std::string(spec.key)] = spec.generic;
+  thresholds.specs_ = std::move(specs);
+  for (const ThresholdSpec& spec : *thresholds.specs_) {
+    thresholds.values_[std::string(spec.key)] = spec.value_for(sku);
   }
   if (sku != nullptr) {
-    for (const auto& [key, value] : sku->values) {
-      const auto it = thresholds.values_.find(key);
-      // A SKU naming a key missing from the specs is a bug in sku_table.cpp, not bad input.
-      if (it == thresholds.values_.end()) {
-        throw std::logic_error("SKU " + std::string(sku->id) + " sets unknown threshold " +
-                               std::string(key));
-      }
-      it->second = value;
-    }
     thresholds.sku_id_ = std::string(sku->id);
     thresholds.sku_name_ = std::string(sku->name);
   }
@@ -149,9 +151,19 @@ Thresholds Thresholds::for_sku(const SkuSpec* sku, std::string detected_by) {
 double Thresholds::get(std::string_view key) const {
   const auto it = values_.find(key);
   if (it != values_.end()) return it->second;
-  // A default-constructed Thresholds holds no values yet: it reads as generic.
-  if (const ThresholdSpec* spec = find_threshold_spec(key)) return spec->generic;
   throw std::out_of_range("unknown threshold key: " + std::string(key));
+}
+
+const ThresholdSpecs& Thresholds::specs() const {
+  static const ThresholdSpecs none;  // a default-constructed Thresholds: no keys yet
+  return specs_ ? *specs_ : none;
+}
+
+const ThresholdSpec* Thresholds::find_spec(std::string_view key) const {
+  for (const ThresholdSpec& spec : specs()) {
+    if (spec.key == key) return &spec;
+  }
+  return nullptr;
 }
 
 void Thresholds::apply_overrides(std::string_view json_text, std::string_view origin) {
@@ -160,9 +172,6 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
 
   // Everything is checked against a copy; *this changes only once the whole file is valid.
   auto staged = values_;
-  for (const ThresholdSpec& spec : threshold_specs()) {
-    staged.emplace(std::string(spec.key), spec.generic);  // keeps values already there
-  }
   std::set<std::string> overridden(overridden_.begin(), overridden_.end());
 
   for (const auto& [section, body] : document.items()) {
@@ -184,12 +193,12 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
       }
       continue;
     }
-    if (!is_known_section(section)) fail(origin, section, "unknown key");
+    if (!is_known_section(specs(), section)) fail(origin, section, "unknown key");
     if (!body.is_object()) fail(origin, section, "expected an object");
 
     for (const auto& [name, value] : body.items()) {
       const std::string key = section + "." + name;
-      const ThresholdSpec* spec = find_threshold_spec(key);
+      const ThresholdSpec* spec = find_spec(key);
       if (spec == nullptr) fail(origin, key, "unknown key");
       // nlohmann keeps booleans apart from numbers, so true/false land here too.
       if (!value.is_number()) {
@@ -210,7 +219,7 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
   }
 
   // A warning threshold past the failure threshold would make the warning unreachable.
-  for (const ThresholdSpec& spec : threshold_specs()) {
+  for (const ThresholdSpec& spec : specs()) {
     if (spec.fail_key.empty()) continue;
     const std::string warn_key(spec.key);
     const std::string fail_key(spec.fail_key);
@@ -236,7 +245,7 @@ std::string Thresholds::to_json_text() const {
   OrderedJson document;
   document["schema"] = kThresholdsSchema;
   document["sku"] = sku_id_;
-  for (const ThresholdSpec& spec : threshold_specs()) {
+  for (const ThresholdSpec& spec : specs()) {
     const std::size_t dot = spec.key.find('.');
     const std::string section(spec.key.substr(0, dot));
     const std::string name(spec.key.substr(dot + 1));

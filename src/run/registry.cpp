@@ -1,8 +1,43 @@
+#include <set>
 #include <stdexcept>
 
 #include "preflight/check.hpp"
 
 namespace preflight {
+namespace {
+
+// A check's threshold keys live in its own section ("gemm.*"), a warning limit names a failure
+// limit of the same check, and a SKU value names a known SKU; `all` (every key registered,
+// this check's included) holds each key once.
+void check_threshold_specs(const CheckInfo& info, const ThresholdSpecs& all) {
+  const auto refuse = [&](const std::string& why) {
+    throw std::logic_error("check " + info.name + ": threshold " + why);
+  };
+  const std::string section = info.name + ".";
+  std::set<std::string_view> own;
+  for (const ThresholdSpec& spec : info.thresholds) {
+    if (spec.key.substr(0, section.size()) != section) {
+      refuse(std::string(spec.key) + " is outside its section " + section + "*");
+    }
+    own.insert(spec.key);
+    for (const auto& [sku, value] : spec.sku_values) {
+      if (find_sku(sku) == nullptr)
+        refuse(std::string(spec.key) + " names unknown SKU " + std::string(sku));
+    }
+  }
+  for (const ThresholdSpec& spec : info.thresholds) {
+    if (!spec.fail_key.empty() && own.count(spec.fail_key) == 0) {
+      refuse(std::string(spec.key) + " names " + std::string(spec.fail_key) +
+             ", not a key of its own");
+    }
+  }
+  std::set<std::string_view> seen;
+  for (const ThresholdSpec& spec : all) {
+    if (!seen.insert(spec.key).second) refuse(std::string(spec.key) + " is declared twice");
+  }
+}
+
+}  // namespace
 
 std::string_view to_string(Profile profile) {
   switch (profile) {
@@ -61,7 +96,10 @@ void CheckRegistry::add(std::unique_ptr<Check> check) {
   }
   checks_.push_back(std::move(check));
   try {
-    (void)finding_catalogue();  // a code two tables declare is a bug: refuse it here
+    // A code two tables declare, or a threshold key outside the check's section, is a bug:
+    // refuse it here.
+    (void)finding_catalogue();
+    check_threshold_specs(checks_.back()->info(), *threshold_specs());
   } catch (...) {
     checks_.pop_back();
     throw;
@@ -114,6 +152,15 @@ FigureCatalogue CheckRegistry::figure_catalogue() const {
     catalogue.push_back({info.name, info.figures, info.bars});
   }
   return catalogue;
+}
+
+std::shared_ptr<const ThresholdSpecs> CheckRegistry::threshold_specs() const {
+  auto specs = std::make_shared<ThresholdSpecs>();
+  for (const auto& c : checks_) {
+    const ThresholdSpecs& own = c->info().thresholds;
+    specs->insert(specs->end(), own.begin(), own.end());
+  }
+  return specs;
 }
 
 FindingCatalogue CheckRegistry::finding_catalogue() const {

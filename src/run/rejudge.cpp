@@ -63,19 +63,21 @@ ThresholdsRecord record_of(const Thresholds& thresholds) {
   r.sku_name = thresholds.sku_name();
   r.detected_by = thresholds.detected_by();
   r.overrides_file = thresholds.overrides_file();
-  for (const ThresholdSpec& spec : threshold_specs()) {
+  for (const ThresholdSpec& spec : thresholds.specs()) {
     r.values.emplace_back(std::string(spec.key), thresholds.get(spec.key));
   }
   return r;
 }
 
-Thresholds thresholds_from_record(const ThresholdsRecord& record, const std::string& origin,
+Thresholds thresholds_from_record(std::shared_ptr<const ThresholdSpecs> specs,
+                                  const ThresholdsRecord& record, const std::string& origin,
                                   std::vector<std::string>& unknown) {
-  Thresholds thresholds = Thresholds::for_sku(find_sku(record.sku), record.detected_by);
+  Thresholds thresholds =
+      Thresholds::for_sku(std::move(specs), find_sku(record.sku), record.detected_by);
   nlohmann::ordered_json document = nlohmann::ordered_json::object();
   for (const auto& [key, value] : record.values) {
     const std::size_t dot = key.find('.');
-    if (find_threshold_spec(key) == nullptr || dot == std::string::npos) {
+    if (thresholds.find_spec(key) == nullptr || dot == std::string::npos) {
       unknown.push_back(key);
       continue;
     }

@@ -18,7 +18,9 @@ ThresholdsRecord record_of(const Thresholds& thresholds);
 // The thresholds a verdict recorded, as a Thresholds: the recorded SKU's values replaced by every
 // recorded value this version knows. Recorded keys this version does not know are returned in
 // `unknown` (a verdict of another version). Throws InvalidInput for a value out of range.
-Thresholds thresholds_from_record(const ThresholdsRecord& record, const std::string& origin,
+// `specs`: this version's keys (CheckRegistry::threshold_specs()).
+Thresholds thresholds_from_record(std::shared_ptr<const ThresholdSpecs> specs,
+                                  const ThresholdsRecord& record, const std::string& origin,
                                   std::vector<std::string>& unknown);
 
 struct RejudgeSettings {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "preflight/catalogue.hpp"
@@ -146,6 +147,10 @@ SystemInfo system_info_from(const NodeReading& node) {
 
 RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
                        const RunSettings& settings) {
+  // A bug of the caller, found before anything starts.
+  if (!settings.threshold_specs) {
+    throw std::logic_error("Runner::run: RunSettings::threshold_specs is not set");
+  }
   RunOutcome outcome;
   const auto run_start = SteadyClock::now();
   const double timeout_s = duration<double>(settings.deadline - run_start).count();
@@ -197,15 +202,16 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
   }
 
   // Thresholds follow the SKU of the first GPU; the --thresholds file applies on top.
+  const auto& specs = settings.threshold_specs;
   auto thresholds = std::make_shared<Thresholds>([&] {
     const GpuReading* first = representative_gpu(*node);
-    if (first == nullptr) return Thresholds::for_sku(nullptr, "no GPU identified");
+    if (first == nullptr) return Thresholds::for_sku(specs, nullptr, "no GPU identified");
     const auto& g = *first;
     const SkuSpec* sku = detect_sku(g.pci_device_id, g.name);
     std::ostringstream by;
     by << (sku ? "pci device id 0x" : "unknown pci device id 0x") << std::hex << g.pci_device_id
        << " (" << g.name << ")";
-    return Thresholds::for_sku(sku, by.str());
+    return Thresholds::for_sku(specs, sku, by.str());
   }());
   if (!settings.thresholds_path.empty()) {
     try {

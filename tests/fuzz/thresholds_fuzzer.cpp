@@ -9,11 +9,12 @@
 #include "json_mutator.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/thresholds.hpp"
+#include "support/builtin_thresholds.hpp"
 
 using namespace preflight;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  Thresholds thresholds = Thresholds::for_sku(nullptr, "fuzz");
+  Thresholds thresholds = preflight::test::builtin_thresholds(nullptr, "fuzz");
   const auto before = thresholds.values();
   try {
     thresholds.apply_overrides(fuzz::as_text(data, size), "fuzz");
@@ -24,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const std::string printed = thresholds.to_json_text();
-  Thresholds again = Thresholds::for_sku(nullptr, "fuzz");
+  Thresholds again = preflight::test::builtin_thresholds(nullptr, "fuzz");
   try {
     again.apply_overrides(printed, "printed");
   } catch (const InvalidInput& e) {

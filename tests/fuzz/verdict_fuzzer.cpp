@@ -17,6 +17,7 @@
 #include "report/report.hpp"
 #include "report/verdict_reader.hpp"
 #include "run/rejudge.hpp"
+#include "support/builtin_thresholds.hpp"
 
 using namespace preflight;
 
@@ -47,11 +48,12 @@ Thresholds thresholds_for(const Verdict& recorded) {
   if (recorded.thresholds) {
     std::vector<std::string> unknown;
     try {
-      return thresholds_from_record(*recorded.thresholds, "fuzz", unknown);
+      return thresholds_from_record(preflight::test::builtin_threshold_specs(),
+                                    *recorded.thresholds, "fuzz", unknown);
     } catch (const InvalidInput&) {
     }
     if (const SkuSpec* sku = find_sku(recorded.thresholds->sku)) {
-      return Thresholds::for_sku(sku, recorded.thresholds->detected_by);
+      return preflight::test::builtin_thresholds(sku, recorded.thresholds->detected_by);
     }
   }
   const SkuSpec* sku = nullptr;
@@ -61,7 +63,7 @@ Thresholds thresholds_for(const Verdict& recorded) {
       break;
     }
   }
-  return Thresholds::for_sku(sku, "recorded GPU name");
+  return preflight::test::builtin_thresholds(sku, "recorded GPU name");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "checks/nvlink/nvlink_check.hpp"
 #include "run/rejudge.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 
@@ -23,7 +24,7 @@ namespace preflight::test::readings {
 using namespace std::chrono_literals;
 
 inline Thresholds sku(const char* id) {
-  return Thresholds::for_sku(find_sku(id), "test");
+  return preflight::test::builtin_thresholds(find_sku(id), "test");
 }
 
 // Everything a finding says, so two lists compare in full.
@@ -82,6 +83,7 @@ inline Run run_checks(const NodeReading& node, test::FakeBandwidthEngine& engine
   skeleton.injected_faults = fault_specs;
   RunState state(skeleton, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + 60s;
   Runner runner(backend.engines(), fault_plan);
   const auto out = runner.run(state, plan, settings);

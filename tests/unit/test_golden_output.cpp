@@ -15,6 +15,7 @@
 #include "report/report_documents.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_figures.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 #include "support/fake_collective_engine.hpp"
@@ -65,6 +66,7 @@ Verdict golden_verdict() {
   skeleton.injected_faults = specs;
   RunState state(skeleton, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.profile = Profile::quick;
   settings.deadline = SteadyClock::now() + 120s;
   settings.options = options;

@@ -21,6 +21,7 @@
 #include "checks/inventory/inventory_rules.hpp"
 #include "preflight/engine/node_backend.hpp"
 #include "preflight/thresholds.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/scoped_env.hpp"
 
 using namespace preflight;
@@ -92,7 +93,7 @@ InventoryJudgement judge(const NodeReading& node) {
   REQUIRE_FALSE(node.gpus.empty());
   const GpuReading& first = node.gpus.front();
   const Thresholds thresholds =
-      Thresholds::for_sku(detect_sku(first.pci_device_id, first.name), "fake nvml");
+      preflight::test::builtin_thresholds(detect_sku(first.pci_device_id, first.name), "fake nvml");
   return judge_inventory(node, thresholds, NodeExpectations{});
 }
 

@@ -14,6 +14,7 @@
 #include "model/pair_rotation.hpp"
 #include "preflight/errors.hpp"
 #include "run/planner.hpp"
+#include "support/builtin_thresholds.hpp"
 
 using namespace preflight;
 
@@ -50,7 +51,7 @@ class ModelledCheck final : public Check {
 struct Planned {
   CheckRegistry registry;
   CheckOptions options;
-  Thresholds thresholds = Thresholds::for_sku(nullptr, "test");
+  Thresholds thresholds = preflight::test::builtin_thresholds(nullptr, "test");
   std::vector<PlannedCheck> checks() const { return plan_checks(registry, Profile::quick, {}); }
   WorkRequest base(int gpus = 1) const {
     WorkRequest r;

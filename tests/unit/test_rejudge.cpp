@@ -17,6 +17,7 @@
 #include "report/report.hpp"
 #include "report/verdict_reader.hpp"
 #include "run/rejudge.hpp"
+#include "support/builtin_thresholds.hpp"
 
 using namespace preflight;
 
@@ -79,7 +80,7 @@ CheckRegistry registry() {
 }
 
 Thresholds thresholds_with_warn(double warn_c) {
-  Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  Thresholds t = preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
   t.apply_overrides(R"({"inventory": {"temperature_fail_c": 100, "temperature_warn_c": )" +
                         std::to_string(warn_c) + "}}",
                     "test");
@@ -147,7 +148,8 @@ std::string temp_path(const std::string& name) {
 TEST_CASE("rejudge: the thresholds a run was judged with give the same findings") {
   const Verdict v = recorded();
   std::vector<std::string> unknown;
-  const Thresholds same = thresholds_from_record(*v.thresholds, "node01.json", unknown);
+  const Thresholds same = thresholds_from_record(preflight::test::builtin_threshold_specs(),
+                                                 *v.thresholds, "node01.json", unknown);
   CHECK(unknown.empty());
   const Verdict again = judged_with(v, same);
   REQUIRE(again.checks.size() == 2);
@@ -326,7 +328,8 @@ TEST_CASE("rejudge: thresholds from a record of another version report unknown k
   ThresholdsRecord r = *recorded().thresholds;
   r.values.emplace_back("gemm.retired_key", 1.0);
   std::vector<std::string> unknown;
-  const Thresholds t = thresholds_from_record(r, "old.json", unknown);
+  const Thresholds t =
+      thresholds_from_record(preflight::test::builtin_threshold_specs(), r, "old.json", unknown);
   CHECK(unknown == std::vector<std::string>{"gemm.retired_key"});
   CHECK(t.get("inventory.temperature_warn_c") == 80);
   CHECK(t.sku_id() == "h100-sxm5-80gb");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 #include "support/fake_collective_engine.hpp"
@@ -43,6 +44,7 @@ struct EightGpuNode {
     const FaultPlan faults;
     RunState state(Verdict{}, plan, false);
     RunSettings settings;
+    settings.threshold_specs = preflight::test::builtin_threshold_specs();
     settings.profile = Profile::quick;
     settings.deadline = SteadyClock::now() + timeout;
     settings.timeout_given = true;

@@ -10,6 +10,7 @@
 #include "preflight/errors.hpp"
 #include "run/runner.hpp"
 #include "run/supervisor.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 
 using namespace preflight;
@@ -118,6 +119,7 @@ struct Harness {
     state = std::make_unique<RunState>(Verdict{}, plan, strict);
     if (state_out) *state_out = state.get();
     RunSettings settings;
+    settings.threshold_specs = preflight::test::builtin_threshold_specs();
     settings.expect = expect;
     settings.deadline = SteadyClock::now() + timeout;
     settings.timeout_given = timeout_given;
@@ -339,6 +341,7 @@ TEST_CASE("runner: a fault aimed at a GPU the node lacks is invalid input") {
   FaultPlan faults({parse_fault("mig-on@gpu=5", full.fault_kinds())});
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + 10s;
   Runner runner(backend.engines(), faults);
   const auto out = runner.run(state, plan, settings);

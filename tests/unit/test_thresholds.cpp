@@ -8,14 +8,19 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "preflight/check.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/thresholds.hpp"
+#include "support/builtin_thresholds.hpp"
 
 namespace fs = std::filesystem;
 using preflight::InvalidInput;
@@ -49,7 +54,7 @@ class TempDir {
 };
 
 Thresholds h100() {
-  return Thresholds::for_sku(preflight::find_sku("h100-sxm5-80gb"), "--sku");
+  return preflight::test::builtin_thresholds(preflight::find_sku("h100-sxm5-80gb"), "--sku");
 }
 
 // The message of the InvalidInput that applying `text` throws ("" when none is thrown).
@@ -65,17 +70,27 @@ std::string override_error(Thresholds& thresholds, const std::string& text) {
 }  // namespace
 
 TEST_CASE("thresholds: spec and SKU tables are consistent") {
+  const auto specs = preflight::test::builtin_threshold_specs();
+  const Thresholds generic = preflight::test::builtin_thresholds(nullptr, "test");
   std::set<std::string_view> keys;
-  for (const auto& spec : preflight::threshold_specs()) {
+  for (const auto& spec : *specs) {
     INFO(spec.key);
     CHECK(keys.insert(spec.key).second);
     CHECK(spec.key.find('.') != std::string_view::npos);
     CHECK(spec.min_value <= spec.generic);
     CHECK(spec.generic <= spec.max_value);
     if (spec.integer) CHECK(spec.generic == std::floor(spec.generic));
-    CHECK(preflight::find_threshold_spec(spec.key) == &spec);
+    CHECK(generic.find_spec(spec.key) == &spec);
+    // Every known SKU's value, from its datasheet or the check's own figure, is in range.
+    for (const auto& sku : preflight::sku_table()) {
+      INFO(sku.id);
+      const double value = spec.value_for(&sku);
+      CHECK(value >= spec.min_value);
+      CHECK(value <= spec.max_value);
+      if (spec.integer) CHECK(value == std::floor(value));
+    }
   }
-  CHECK(preflight::find_threshold_spec("inventory.nope") == nullptr);
+  CHECK(generic.find_spec("inventory.nope") == nullptr);
 
   std::set<std::string_view> ids;
   std::set<std::uint16_t> pci_ids;
@@ -84,24 +99,61 @@ TEST_CASE("thresholds: spec and SKU tables are consistent") {
     CHECK(ids.insert(sku.id).second);
     CHECK(sku.id != "generic");
     for (auto pci_id : sku.pci_device_ids) CHECK(pci_ids.insert(pci_id).second);
-    for (const auto& [key, value] : sku.values) {
-      INFO(key);
-      const auto* spec = preflight::find_threshold_spec(key);
-      REQUIRE(spec != nullptr);
-      CHECK(value >= spec->min_value);
-      CHECK(value <= spec->max_value);
-    }
+    // Every SKU known has the figures a datasheet always gives.
+    CHECK(sku.datasheet.pcie_gen >= 4);
+    CHECK(sku.datasheet.pcie_width == 16);
+    CHECK(sku.datasheet.bf16_tflops > 0);
+    CHECK(sku.datasheet.hbm_gbps > 0);
   }
 }
 
+TEST_CASE("thresholds: a check declares keys of its own section only, each once") {
+  using namespace preflight;
+  struct Declaring final : public Check {
+    explicit Declaring(std::string name, ThresholdSpecs specs) {
+      info_.name = std::move(name);
+      info_.thresholds = std::move(specs);
+    }
+    const CheckInfo& info() const override { return info_; }
+    CheckResult run(CheckContext&) const override { return {}; }
+    CheckInfo info_;
+  };
+  const auto refused = [](std::string name, ThresholdSpecs specs) {
+    CheckRegistry registry;
+    register_builtin_checks(registry);
+    const auto before = registry.threshold_specs()->size();
+    bool threw = false;
+    try {
+      registry.add(std::make_unique<Declaring>(std::move(name), std::move(specs)));
+    } catch (const std::logic_error&) {
+      threw = true;
+    }
+    if (threw) CHECK(registry.threshold_specs()->size() == before);  // the check is not kept
+    return threw;
+  };
+  const ThresholdSpec own{"probe.limit", "count", "a limit", 0, 10, true, 1};
+  CHECK_FALSE(refused("probe", {own}));
+  ThresholdSpec outside = own;
+  outside.key = "gemm.limit";
+  CHECK(refused("probe", {outside}));
+  CHECK(refused("probe", {own, own}));
+  ThresholdSpec foreign_fail = own;
+  foreign_fail.key = "probe.warn";
+  foreign_fail.fail_key = "gemm.straggler_fail_pct";
+  CHECK(refused("probe", {foreign_fail}));
+  ThresholdSpec unknown_sku = own;
+  unknown_sku.sku_values = {{"no-such-gpu", 2}};
+  CHECK(refused("probe", {unknown_sku}));
+}
+
 TEST_CASE("thresholds: generic values when the SKU is unknown") {
-  const Thresholds t = Thresholds::for_sku(nullptr, "no GPU");
+  const Thresholds t = preflight::test::builtin_thresholds(nullptr, "no GPU");
   CHECK(t.sku_id() == "generic");
   CHECK(t.sku_name() == "generic (unknown GPU model)");
   CHECK(t.detected_by() == "no GPU");
   CHECK(t.overridden().empty());
   CHECK(t.overrides_file().empty());
-  CHECK(t.values().size() == preflight::threshold_specs().size());
+  CHECK(t.values().size() == preflight::test::builtin_threshold_specs()->size());
   CHECK(t.get("inventory.temperature_warn_c") == 75);
   CHECK(t.get("inventory.temperature_fail_c") == 85);
   CHECK(t.get("inventory.ecc_correctable_warn") == 1000);
@@ -113,8 +165,8 @@ TEST_CASE("thresholds: generic values when the SKU is unknown") {
   CHECK(t.get("inventory.probe_timeout_s") == 10);
   CHECK_THROWS_AS(t.get("inventory.no_such_key"), std::out_of_range);
   CHECK_THROWS_AS(t.get(""), std::out_of_range);
-  // A default-constructed Thresholds reads as generic rather than failing.
-  CHECK(Thresholds{}.get("inventory.temperature_fail_c") == 85);
+  // A default-constructed Thresholds has no keys yet: reading one is a bug, not a guess.
+  CHECK_THROWS_AS(Thresholds{}.get("inventory.temperature_fail_c"), std::out_of_range);
 }
 
 TEST_CASE("thresholds: per-SKU effective values") {
@@ -131,7 +183,7 @@ TEST_CASE("thresholds: per-SKU effective values") {
     INFO(e.id);
     const auto* sku = preflight::find_sku(e.id);
     REQUIRE(sku != nullptr);
-    const Thresholds t = Thresholds::for_sku(sku, "pci device id 0x2330");
+    const Thresholds t = preflight::test::builtin_thresholds(sku, "pci device id 0x2330");
     CHECK(t.sku_id() == e.id);
     CHECK(t.sku_name() == sku->name);
     CHECK(t.detected_by() == "pci device id 0x2330");
@@ -185,7 +237,7 @@ TEST_CASE("thresholds: to_json_text round-trips through apply_overrides") {
   std::vector<const preflight::SkuSpec*> skus = {nullptr};
   for (const auto& sku : preflight::sku_table()) skus.push_back(&sku);
   for (const auto* sku : skus) {
-    Thresholds original = Thresholds::for_sku(sku, "--sku");
+    Thresholds original = preflight::test::builtin_thresholds(sku, "--sku");
     original.apply_overrides(R"({"inventory": {"probe_timeout_s": 2.5}})", "t.json");
     const std::string text = original.to_json_text();
     INFO(text);
@@ -194,7 +246,7 @@ TEST_CASE("thresholds: to_json_text round-trips through apply_overrides") {
     CHECK(text.find("\"temperature_warn_c\": 75,") != std::string::npos);  // not 75.0
     CHECK(text.find("\"probe_timeout_s\": 2.5") != std::string::npos);
 
-    Thresholds copy = Thresholds::for_sku(nullptr, "no GPU");
+    Thresholds copy = preflight::test::builtin_thresholds(nullptr, "no GPU");
     copy.apply_overrides(text, "roundtrip.json");
     CHECK(copy.values() == original.values());
     // Same text from "inventory" on; "sku" differs (the copy was made generic).
@@ -386,4 +438,76 @@ TEST_CASE("thresholds: files are read with limits") {
   }
   CHECK(t.values() == before);
   CHECK(t.overrides_file().empty());
+}
+
+namespace {
+
+std::string read_doc(const std::string& relative) {
+  std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "thresholds: each check's page lists exactly its keys, with the code's unit, range and "
+    "generic value, and thresholds.md's index lists them") {
+  using namespace preflight;
+  CheckRegistry registry;
+  register_builtin_checks(registry);
+  const std::string index = read_doc("docs/thresholds.md");
+  // "| `gemm.fail_fraction_of_peak` | fraction | no | 0..1 | 0.5 | meaning |"
+  const std::regex row(
+      R"(^\|\s*`([a-z0-9_]+\.[a-z0-9_]+)`\s*\|\s*([^|]+?)\s*\|\s*(yes|no)\s*\|)"
+      R"(\s*([0-9.e+]+)\.\.([0-9.e+]+)\s*\|\s*([0-9.e+]+)\s*\|\s*([^|]+?)\s*\|\s*$)");
+  for (const Check* check : registry.all()) {
+    const CheckInfo& info = check->info();
+    INFO(info.name);
+    std::map<std::string, std::smatch> documented;
+    std::vector<std::string> order;
+    std::istringstream lines(read_doc("docs/checks/" + info.name + ".md"));
+    std::vector<std::string> kept;  // the smatch refers to its line
+    for (std::string line; std::getline(lines, line);) kept.push_back(line);
+    for (const std::string& line : kept) {
+      std::smatch m;
+      if (!std::regex_match(line, m, row)) continue;
+      CHECK(documented.emplace(m[1], m).second);
+      order.push_back(m[1]);
+    }
+    std::vector<std::string> declared;
+    for (const ThresholdSpec& spec : info.thresholds) {
+      const std::string key(spec.key);
+      declared.push_back(key);
+      INFO(key);
+      const auto it = documented.find(key);
+      REQUIRE(it != documented.end());
+      const std::smatch& m = it->second;
+      CHECK(m[2] == std::string(spec.unit));
+      CHECK((m[3] == "yes") == spec.integer);
+      CHECK(std::stod(m[4]) == spec.min_value);
+      CHECK(std::stod(m[5]) == spec.max_value);
+      CHECK(std::stod(m[6]) == spec.generic);
+      CHECK(m[7] == std::string(spec.description));
+    }
+    CHECK(order == declared);
+    // The index: "- [gemm](checks/gemm.md#threshold-keys): `gemm.a`, `gemm.b`".
+    const std::string link = "](checks/" + info.name + ".md#threshold-keys): ";
+    const auto at = index.find(link);
+    if (declared.empty()) {
+      CHECK(at == std::string::npos);
+      continue;
+    }
+    REQUIRE(at != std::string::npos);
+    const auto start = at + link.size();
+    const std::string listed_line = index.substr(start, index.find('\n', start) - start);
+    std::vector<std::string> listed;
+    const std::regex quoted("`([a-z0-9_.]+)`");
+    for (auto it = std::sregex_iterator(listed_line.begin(), listed_line.end(), quoted);
+         it != std::sregex_iterator(); ++it) {
+      listed.push_back((*it)[1]);
+    }
+    CHECK(listed == declared);
+  }
 }

@@ -15,6 +15,7 @@
 #include "checks/gemm/gemm_options.hpp"
 #include "checks/gemm/gemm_plan.hpp"
 #include "checks/gemm/gemm_readings.hpp"
+#include "checks/gemm/gemm_thresholds.hpp"
 #include "preflight/catalogue.hpp"
 #include "run/bounded_task.hpp"
 
@@ -216,6 +217,7 @@ GemmCheck::GemmCheck() {
   for (Profile p : kAllProfiles) {
     info_.budget[static_cast<std::size_t>(p)] = gemm_budget(parse_gemm_settings(p, none));
   }
+  info_.thresholds = gemm_thresholds();
   info_.findings = {&gemm_findings(), &shared_findings()};
   info_.fault_kinds = gemm_fault_kinds();
   info_.figures = {

@@ -44,7 +44,7 @@ struct Expectation {
 Expectation expectation_for(const std::string& dt, const Thresholds& thresholds) {
   Expectation e;
   const std::string sustained_key = "gemm." + dt + "_sustained_tflops";
-  if (find_threshold_spec(sustained_key) != nullptr && thresholds.get(sustained_key) > 0.0) {
+  if (thresholds.find_spec(sustained_key) != nullptr && thresholds.get(sustained_key) > 0.0) {
     e.figure = thresholds.get(sustained_key);
     e.fail_fraction = thresholds.get("gemm.fail_fraction_of_sustained");
     e.warn_fraction = thresholds.get("gemm.warn_fraction_of_sustained");

@@ -7,6 +7,7 @@
 #include "checks/common/judgement.hpp"
 #include "checks/hbm/hbm_findings.hpp"
 #include "checks/hbm/hbm_readings.hpp"
+#include "checks/hbm/hbm_thresholds.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -130,6 +131,7 @@ HbmCheck::HbmCheck() {
       "address and others) over a slice (quick) or most of the free memory, with bad ranges";
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(20), std::chrono::seconds(90), std::chrono::seconds(600)};
+  info_.thresholds = hbm_thresholds();
   info_.findings = {&hbm_findings(), &bandwidth_findings()};
   info_.fault_kinds = hbm_fault_kinds();
   info_.figures = {

@@ -11,6 +11,7 @@
 #include "checks/inventory/inventory_findings.hpp"
 #include "checks/inventory/inventory_plan.hpp"
 #include "checks/inventory/inventory_rules.hpp"
+#include "checks/inventory/inventory_thresholds.hpp"
 #include "checks/inventory/pci_scan.hpp"
 #include "run/bounded_task.hpp"
 
@@ -119,6 +120,7 @@ InventoryCheck::InventoryCheck() {
   info_.needs_gpu = false;  // it is the check that says whether GPUs are there
   info_.required = true;
   info_.budget = {std::chrono::seconds(30), std::chrono::seconds(60), std::chrono::seconds(60)};
+  info_.thresholds = inventory_thresholds();
   info_.findings = {&inventory_findings()};
   info_.fault_kinds = inventory_fault_kinds();
   info_.figures = {

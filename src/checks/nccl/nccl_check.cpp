@@ -11,6 +11,7 @@
 #include "checks/nccl/nccl_findings.hpp"
 #include "checks/nccl/nccl_math.hpp"
 #include "checks/nccl/nccl_plan.hpp"
+#include "checks/nccl/nccl_thresholds.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/engine/collective_engine.hpp"
 
@@ -202,6 +203,7 @@ NcclCheck::NcclCheck() {
       "verified per source GPU, bus bandwidth against the SKU";
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(45), std::chrono::seconds(120), std::chrono::seconds(600)};
+  info_.thresholds = nccl_thresholds();
   info_.findings = {&nccl_findings(), &shared_findings()};
   info_.fault_kinds = nccl_fault_kinds();
   info_.figures = {{"{op}.{bytes}.busbw_gbps",

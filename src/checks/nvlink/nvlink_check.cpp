@@ -8,6 +8,7 @@
 #include "checks/common/judgement.hpp"
 #include "checks/nvlink/nvlink_findings.hpp"
 #include "checks/nvlink/nvlink_readings.hpp"
+#include "checks/nvlink/nvlink_thresholds.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -45,6 +46,7 @@ NvlinkCheck::NvlinkCheck() {
       "bidirectional bandwidth (N x N matrices), verified, against the SKU's NVLinks";
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(30), std::chrono::seconds(90), std::chrono::seconds(180)};
+  info_.thresholds = nvlink_thresholds();
   info_.findings = {&nvlink_findings(), &bandwidth_findings()};
   info_.fault_kinds = nvlink_fault_kinds();
   info_.figures = {{"unidirectional_min_gbps",

@@ -8,6 +8,7 @@
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
 #include "checks/pcie/pcie_findings.hpp"
+#include "checks/pcie/pcie_thresholds.hpp"
 #include "checks/pcie/pcie_topology.hpp"
 #include "preflight/catalogue.hpp"
 
@@ -307,6 +308,7 @@ PcieCheck::PcieCheck(std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)
       "verified, against the link's generation and width and the uplinks GPUs share";
   info_.needs_gpu = true;
   info_.budget = {std::chrono::seconds(20), std::chrono::seconds(60), std::chrono::seconds(120)};
+  info_.thresholds = pcie_thresholds();
   info_.findings = {&pcie_findings(), &bandwidth_findings()};
   info_.fault_kinds = pcie_fault_kinds();
   // Only the one-GPU-at-a-time figures feed the fleet: the all-at-once ones depend on how many

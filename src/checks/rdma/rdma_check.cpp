@@ -18,6 +18,7 @@
 #include "checks/rdma/rdma_math.hpp"
 #include "checks/rdma/rdma_plan.hpp"
 #include "checks/rdma/rdma_readings.hpp"
+#include "checks/rdma/rdma_thresholds.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 
@@ -213,6 +214,7 @@ RdmaCheck::RdmaCheck() {
       "GPUDirect from the nearest GPU";
   info_.needs_gpu = false;  // a node's NICs matter without GPUs too
   info_.budget = {std::chrono::seconds(60), std::chrono::seconds(180), std::chrono::seconds(900)};
+  info_.thresholds = rdma_thresholds();
   info_.findings = {&rdma_findings(), &shared_findings()};
   info_.fault_kinds = {
       fault_kind("rdma-down", TargetType::nic, "every port of the NIC reads as down",

@@ -42,7 +42,8 @@ void prepare(FleetRun& run) {
   // The local checks get what the time model says they need (docs/plan.md): with a fleet
   // --timeout the least time for their whole work, otherwise the profile's default; a node
   // without GPUs needs seconds, not the minutes of a GPU node.
-  const Thresholds generic = Thresholds::for_sku(nullptr, "before discovery");
+  const Thresholds generic =
+      Thresholds::for_sku(registry.threshold_specs(), nullptr, "before discovery");
   WorkRequest base;
   base.profile = args.profile;
   base.thresholds = &generic;

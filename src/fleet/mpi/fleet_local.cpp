@@ -37,7 +37,8 @@ LocalOutcome run_local_checks(FleetRun& run) {
     // A thresholds file missing or wrong on this node is this node's problem, not the
     // fleet's: it is reported as its local result.
     if (!args.thresholds_path.empty()) {
-      Thresholds::for_sku(nullptr, "validation").apply_overrides_file(args.thresholds_path);
+      Thresholds::for_sku(registry.threshold_specs(), nullptr, "validation")
+          .apply_overrides_file(args.thresholds_path);
     }
     Verdict skeleton;
     skeleton.tool.version = build::kVersion;
@@ -50,6 +51,7 @@ LocalOutcome run_local_checks(FleetRun& run) {
     RunState state(std::move(skeleton), plan, false);
     RunSettings settings;
     settings.profile = args.profile;
+    settings.threshold_specs = registry.threshold_specs();
     settings.expect.gpus = args.expect_gpus;
     settings.deadline = run.at(run.timing.local_s);
     settings.thresholds_path = args.thresholds_path;

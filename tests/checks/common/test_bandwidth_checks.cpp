@@ -8,6 +8,7 @@
 #include <set>
 
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 
@@ -45,6 +46,7 @@ Outcome run_checks(const NodeReading& node, test::FakeBandwidthEngine& engine,
   skeleton.injected_faults = fault_specs;
   RunState state(skeleton, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.profile = profile;
   settings.deadline = SteadyClock::now() + timeout;
   Runner runner(backend.engines(), fault_plan);
@@ -171,7 +173,7 @@ TEST_CASE("bandwidth checks: pcie records its readings, and judging them again a
   CHECK(judged.size() == pcie.findings.size());
   CheckRegistry registry;
   register_builtin_checks(registry);
-  const Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  const Thresholds t = preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
   const auto again = registry.find("pcie")->judge(pcie.readings, t);
   REQUIRE(again.has_value());
   REQUIRE(again->size() == judged.size());

@@ -17,6 +17,7 @@
 #include "checks/common/bandwidth_math.hpp"
 #include "kernels/memory_patterns.hpp"
 #include "preflight/thresholds.hpp"
+#include "support/builtin_thresholds.hpp"
 
 using preflight::BadRange;
 using preflight::BandwidthMatrix;
@@ -544,7 +545,7 @@ TEST_CASE("bandwidth math: memory pattern words") {
 
 TEST_CASE("bandwidth math: SKU thresholds give the bandwidth expectations") {
   using preflight::Thresholds;
-  const Thresholds generic = Thresholds::for_sku(nullptr, "no GPU");
+  const Thresholds generic = preflight::test::builtin_thresholds(nullptr, "no GPU");
   const std::pair<const char*, double> generic_values[] = {
       {"pcie.fail_fraction", 0.6},   {"pcie.warn_fraction", 0.7},   {"nvlink.expected_gbps", 0},
       {"nvlink.fail_fraction", 0.6}, {"nvlink.warn_fraction", 0.7}, {"hbm.peak_gbps", 0},
@@ -569,7 +570,7 @@ TEST_CASE("bandwidth math: SKU thresholds give the bandwidth expectations") {
     INFO(e.id);
     const auto* sku = preflight::find_sku(e.id);
     REQUIRE(sku != nullptr);
-    const Thresholds t = Thresholds::for_sku(sku, "--sku");
+    const Thresholds t = preflight::test::builtin_thresholds(sku, "--sku");
     CHECK(t.get("nvlink.expected_gbps") == e.nvlink);
     CHECK(t.get("hbm.peak_gbps") == e.hbm);
     CHECK(t.get("pcie.fail_fraction") == 0.6);  // policy: the same for every SKU

@@ -15,6 +15,7 @@
 #include "checks/nvlink/nvlink_readings.hpp"
 #include "checks/pcie/pcie_check.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 
@@ -27,7 +28,8 @@ constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 const Thresholds& h100() {
-  static const Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  static const Thresholds t =
+      preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
   return t;
 }
 
@@ -229,9 +231,9 @@ TEST_CASE("hbm plan: the whole work for 1 and 8 H100 GPUs") {
   CHECK_THAT(burnin.plan.coverage, Catch::EndsWith(" passes, more while time lasts"));
   // The memory the model assumes: the SKU id's size, else 80 GiB.
   CHECK(hbm_model_memory_bytes(nullptr) == 80 * kGiB);
-  const Thresholds h200 = Thresholds::for_sku(find_sku("h200-sxm-141gb"), "test");
+  const Thresholds h200 = preflight::test::builtin_thresholds(find_sku("h200-sxm-141gb"), "test");
   CHECK(hbm_model_memory_bytes(&h200) == 141 * kGiB);
-  const Thresholds generic = Thresholds::for_sku(nullptr, "test");
+  const Thresholds generic = preflight::test::builtin_thresholds(nullptr, "test");
   CHECK(hbm_model_memory_bytes(&generic) == 80 * kGiB);
 }
 
@@ -362,6 +364,7 @@ TEST_CASE("nvlink plan: through the runner, quick on 8 GPUs records its rotation
   backend.bandwidth = &engine;
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.profile = Profile::quick;
   settings.deadline = SteadyClock::now() + 120s;
   settings.rotation = 3;  // odd: step 2 of 2

@@ -11,6 +11,7 @@
 #include "report/verdict_reader.hpp"
 #include "run/rejudge.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_gemm_engine.hpp"
 
@@ -54,6 +55,7 @@ GemmRun run_gemm(const NodeReading& node, test::FakeGemmEngine& engine,
   skeleton.injected_faults = fault_specs;
   RunState state(skeleton, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.profile = Profile::quick;
   settings.deadline = SteadyClock::now() + timeout;
   settings.options = options;
@@ -215,7 +217,8 @@ TEST_CASE("gemm check: the recorded readings judge again to the run's findings")
   register_builtin_checks(registry);
   REQUIRE(back.thresholds);
   std::vector<std::string> unknown;
-  const Thresholds thresholds = thresholds_from_record(*back.thresholds, "run.json", unknown);
+  const Thresholds thresholds = thresholds_from_record(preflight::test::builtin_threshold_specs(),
+                                                       *back.thresholds, "run.json", unknown);
   CHECK(unknown.empty());
   RejudgeSettings settings;
   settings.thresholds = &thresholds;
@@ -337,6 +340,7 @@ TEST_CASE("gemm check: without an engine it is skipped with the reason") {
   FaultPlan faults;
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + 30s;
   Runner runner(backend.engines(), faults);
   const auto out = runner.run(state, plan, settings);

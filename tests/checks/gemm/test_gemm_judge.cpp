@@ -10,6 +10,7 @@
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
 #include "preflight/engine/node_backend.hpp"
+#include "support/builtin_thresholds.hpp"
 
 using namespace preflight;
 using Kind = ConsensusOutcome::Kind;
@@ -105,12 +106,12 @@ const char* const kLimits = R"({"gemm": {
   "straggler_warn_pct": 5, "straggler_fail_pct": 15}})";
 
 Thresholds generic() {
-  Thresholds t = Thresholds::for_sku(nullptr, "test");
+  Thresholds t = preflight::test::builtin_thresholds(nullptr, "test");
   t.apply_overrides(kLimits, "test");
   return t;
 }
 Thresholds h100() {
-  Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  Thresholds t = preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
   t.apply_overrides(kLimits, "test");
   return t;
 }

@@ -9,6 +9,7 @@
 
 #include "checks/gemm/gemm_plan.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_gemm_engine.hpp"
 
@@ -20,7 +21,8 @@ namespace {
 constexpr double kEps = 1e-9;
 
 const Thresholds& h100() {
-  static const Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  static const Thresholds t =
+      preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
   return t;
 }
 

@@ -12,6 +12,7 @@
 #include "preflight/engine/node_backend.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/thresholds.hpp"
+#include "support/builtin_thresholds.hpp"
 
 using namespace preflight;
 using Json = nlohmann::ordered_json;
@@ -40,7 +41,7 @@ const char* const kToday = R"({"gemm": {
   "straggler_warn_pct": 5, "straggler_fail_pct": 15}})";
 
 Thresholds sku_with(const char* sku, const char* document) {
-  Thresholds t = Thresholds::for_sku(find_sku(sku), "test");
+  Thresholds t = preflight::test::builtin_thresholds(find_sku(sku), "test");
   t.apply_overrides(document, "test");
   return t;
 }

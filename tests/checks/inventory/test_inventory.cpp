@@ -11,6 +11,7 @@
 #include "checks/inventory/inventory_plan.hpp"
 #include "checks/inventory/inventory_rules.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 
 using namespace preflight;
@@ -19,7 +20,8 @@ using namespace std::chrono_literals;
 namespace {
 
 const Thresholds& h100() {
-  static const Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  static const Thresholds t =
+      preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
   return t;
 }
 
@@ -49,13 +51,14 @@ TEST_CASE("inventory: a healthy 8-GPU H100 node has no findings") {
 }
 
 TEST_CASE("inventory: GPU count against expectations") {
-  const auto none = judge_inventory(test::no_gpu_node(), Thresholds::for_sku(nullptr, "t"), {});
+  const auto none =
+      judge_inventory(test::no_gpu_node(), preflight::test::builtin_thresholds(nullptr, "t"), {});
   CHECK(codes(none) == Codes{"NO_GPU_VISIBLE"});
   CHECK_THAT(none.findings[0].message, Catch::Contains("no GPU or driver visible"));
   CHECK_THAT(none.findings[0].message, Catch::Contains("libnvidia-ml.so.1"));
 
   const auto accepted =
-      judge_inventory(test::no_gpu_node(), Thresholds::for_sku(nullptr, "t"), {0});
+      judge_inventory(test::no_gpu_node(), preflight::test::builtin_thresholds(nullptr, "t"), {0});
   CHECK(codes(accepted) == Codes{"NO_GPU_EXPECTED"});
   CHECK(status_from_findings(accepted.findings) == Status::pass);
 
@@ -97,7 +100,7 @@ TEST_CASE("inventory: driver, CUDA and SKU problems are node findings") {
   n = test::healthy_node(1);
   n.gpus[0].pci_device_id = 0x1234;
   n.gpus[0].name = "Future GPU";
-  const auto generic = Thresholds::for_sku(nullptr, "unknown");
+  const auto generic = preflight::test::builtin_thresholds(nullptr, "unknown");
   CHECK(codes(judge_inventory(n, generic, {})) == Codes{"SKU_UNKNOWN"});
 }
 
@@ -201,6 +204,7 @@ TEST_CASE("inventory: every inventory fault kind is detected end to end on the r
     skeleton.injected_faults = {spec};
     RunState state(skeleton, plan, false);
     RunSettings settings;
+    settings.threshold_specs = preflight::test::builtin_threshold_specs();
     settings.deadline = SteadyClock::now() + 30s;
     Runner runner(backend.engines(), faults);
     const auto out = runner.run(state, plan, settings);
@@ -236,6 +240,7 @@ TEST_CASE("inventory: the probe runs on every GPU CUDA sees, and not on injected
   FaultPlan faults({parse_fault("unresponsive@gpu=2", registry.fault_kinds())});
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + 30s;
   Runner runner(backend.engines(), faults);
   const auto out = runner.run(state, plan, settings);
@@ -259,6 +264,7 @@ TEST_CASE("inventory: a GPU whose probe never returns is unresponsive; the other
   FaultPlan faults;
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + 30s;
   // The probe deadline comes from the thresholds: 1 s instead of 10.
   std::string path = "/tmp/preflight-probe-XXXXXX";
@@ -298,6 +304,7 @@ TEST_CASE("inventory: a probe cut short by the check's time is GPU_NOT_PROBED, n
   FaultPlan faults;
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + 4s;
   Runner runner(backend.engines(), faults);
   const auto out = runner.run(state, plan, settings);
@@ -382,6 +389,7 @@ TEST_CASE("unit: inventory plan: run() records what it covered") {
   FaultPlan faults;
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + 30s;
   Runner runner(backend.engines(), faults);
   const auto out = runner.run(state, plan, settings);

@@ -18,6 +18,7 @@
 #include "report/verdict_reader.hpp"
 #include "run/rejudge.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_collective_engine.hpp"
 
@@ -28,7 +29,8 @@ using Json = nlohmann::ordered_json;
 namespace {
 
 const Thresholds& h100() {
-  static const Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  static const Thresholds t =
+      preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
   return t;
 }
 
@@ -80,6 +82,7 @@ Verdict run_node(const NodeReading& node, const std::vector<std::string>& checks
   Verdict skeleton;
   RunState state(skeleton, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + 60s;
   settings.expect = expect;
   Runner runner(backend.engines(), faults);
@@ -101,7 +104,8 @@ Verdict rejudged(const Verdict& v, std::unique_ptr<Check> check,
                  const Thresholds* thresholds = nullptr) {
   const Verdict read = verdict_from_json(Json::parse(verdict_to_json_text(v)), "test.json");
   std::vector<std::string> unknown;
-  const Thresholds recorded = thresholds_from_record(*read.thresholds, "test.json", unknown);
+  const Thresholds recorded = thresholds_from_record(preflight::test::builtin_threshold_specs(),
+                                                     *read.thresholds, "test.json", unknown);
   CheckRegistry registry;
   registry.add(std::move(check));
   RejudgeSettings settings;
@@ -243,7 +247,7 @@ TEST_CASE("inventory readings: hand-written readings with fields left out load a
   const Verdict fails = rejudged(v, std::make_unique<InventoryCheck>());
   CHECK(has(check_of(fails, "inventory").findings, "PCIE_LINK_DEGRADED", "gpu1"));
   CHECK(fails.exit_code == kExitUnhealthy);
-  const Thresholds generic = Thresholds::for_sku(nullptr, "test");
+  const Thresholds generic = preflight::test::builtin_thresholds(nullptr, "test");
   const Verdict generic_judged = rejudged(v, std::make_unique<InventoryCheck>(), &generic);
   CHECK_FALSE(has(check_of(generic_judged, "inventory").findings, "PCIE_LINK_DEGRADED", "gpu1"));
 }

@@ -9,6 +9,7 @@
 
 #include "checks/nccl/nccl_math.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_collective_engine.hpp"
 #include "support/scoped_env.hpp"
@@ -42,6 +43,7 @@ Outcome run_nccl(test::FakeCollectiveEngine* engine, NodeReading node = test::he
   skeleton.injected_faults = fault_specs;
   RunState state(skeleton, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + timeout;
   Runner runner(backend.engines(), fault_plan);
   const auto start = SteadyClock::now();
@@ -413,12 +415,12 @@ TEST_CASE("nccl math: bus bandwidth classes") {
 TEST_CASE("nccl thresholds: SKU figures, and warn must not be below fail") {
   const SkuSpec* h100 = find_sku("h100-sxm5-80gb");
   REQUIRE(h100 != nullptr);
-  const Thresholds t = Thresholds::for_sku(h100, "test");
+  const Thresholds t = preflight::test::builtin_thresholds(h100, "test");
   CHECK(t.get("nccl.allgather_busbw_gbps") == 360);
   CHECK(t.get("nccl.allreduce_busbw_gbps") == 360);
-  CHECK(Thresholds::for_sku(find_sku("h100-pcie-80gb"), "test").get("nccl.allgather_busbw_gbps") ==
-        0);
-  Thresholds bad = Thresholds::for_sku(h100, "test");
+  CHECK(preflight::test::builtin_thresholds(find_sku("h100-pcie-80gb"), "test")
+            .get("nccl.allgather_busbw_gbps") == 0);
+  Thresholds bad = preflight::test::builtin_thresholds(h100, "test");
   CHECK_THROWS_WITH(bad.apply_overrides(R"({"nccl": {"warn_fraction": 0.5}})", "site.json"),
                     Catch::Contains("nccl.warn_fraction"));
 }

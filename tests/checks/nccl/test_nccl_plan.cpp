@@ -10,6 +10,7 @@
 
 #include "checks/nccl/nccl_plan.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_collective_engine.hpp"
 
@@ -22,7 +23,8 @@ constexpr double kEps = 1e-9;
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 const Thresholds& h100() {
-  static const Thresholds t = Thresholds::for_sku(find_sku("h100-sxm5-80gb"), "test");
+  static const Thresholds t =
+      preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
   return t;
 }
 

@@ -17,6 +17,7 @@
 #include "checks/pcie/pcie_topology.hpp"
 #include "preflight/errors.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 
@@ -26,7 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 Thresholds sku(const char* id) {
-  return Thresholds::for_sku(find_sku(id), "test");
+  return preflight::test::builtin_thresholds(find_sku(id), "test");
 }
 
 // A SKU's thresholds with the bidirectional fractions proposed in docs/checks/pcie.md
@@ -480,6 +481,7 @@ CheckResult run_pcie(const NodeReading& node, test::FakeBandwidthEngine& engine,
   backend.bandwidth = &engine;
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.profile = Profile::quick;
   settings.deadline = SteadyClock::now() + std::chrono::seconds(60);
   Runner runner(backend.engines(), faults);

@@ -10,6 +10,7 @@
 #include "preflight/errors.hpp"
 #include "run/rejudge.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_rdma_engine.hpp"
 
@@ -41,6 +42,7 @@ Outcome run_rdma(test::FakeRdmaEngine& engine, const std::vector<std::string>& f
   skeleton.injected_faults = fault_specs;
   RunState state(skeleton, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.deadline = SteadyClock::now() + timeout;
   settings.options = opts;
   Runner runner(backend.engines(), fault_plan);
@@ -260,7 +262,8 @@ TEST_CASE("rdma check: a run's readings judged again give its findings") {
                           {{"--expect-rnics", "4"}});
   REQUIRE(o.verdict.thresholds.has_value());
   std::vector<std::string> unknown;
-  const Thresholds thresholds = thresholds_from_record(*o.verdict.thresholds, "recorded", unknown);
+  const Thresholds thresholds = thresholds_from_record(preflight::test::builtin_threshold_specs(),
+                                                       *o.verdict.thresholds, "recorded", unknown);
   CheckRegistry registry;
   register_builtin_checks(registry);
   const auto judged = registry.find("rdma")->judge(o.rdma.readings, thresholds);

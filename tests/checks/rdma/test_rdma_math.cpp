@@ -12,6 +12,7 @@
 
 #include "checks/rdma/rdma_math.hpp"
 #include "preflight/thresholds.hpp"
+#include "support/builtin_thresholds.hpp"
 
 using preflight::GpuLocation;
 using preflight::nearest_gpu;
@@ -507,7 +508,7 @@ TEST_CASE("rdma math: gpu_affinity reads nvidia-smi topo's levels from the PCI p
 
 TEST_CASE("rdma math: SKU thresholds give the port expectations") {
   using preflight::Thresholds;
-  const Thresholds generic = Thresholds::for_sku(nullptr, "no GPU");
+  const Thresholds generic = preflight::test::builtin_thresholds(nullptr, "no GPU");
   CHECK(generic.get("rdma.min_port_gbps") == 0);
   CHECK(generic.get("rdma.fail_fraction") == 0.75);
   CHECK(generic.get("rdma.warn_fraction") == 0.9);
@@ -520,7 +521,7 @@ TEST_CASE("rdma math: SKU thresholds give the port expectations") {
     INFO(id);
     const auto* sku = preflight::find_sku(id);
     REQUIRE(sku != nullptr);
-    const Thresholds t = Thresholds::for_sku(sku, "--sku");
+    const Thresholds t = preflight::test::builtin_thresholds(sku, "--sku");
     CHECK(t.get("rdma.min_port_gbps") == gbps);
     CHECK(t.get("rdma.fail_fraction") == 0.75);
   }

@@ -9,6 +9,7 @@
 #include "checks/rdma/rdma_math.hpp"
 #include "checks/rdma/rdma_plan.hpp"
 #include "run/runner.hpp"
+#include "support/builtin_thresholds.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_rdma_engine.hpp"
 
@@ -54,6 +55,7 @@ Outcome run_rdma(test::FakeRdmaEngine& engine, int gpus, std::uint64_t rotation,
   backend.rdma = &engine;
   RunState state(Verdict{}, plan, false);
   RunSettings settings;
+  settings.threshold_specs = preflight::test::builtin_threshold_specs();
   settings.profile = profile;
   settings.deadline = SteadyClock::now() + 120s;
   settings.options = opts;
@@ -288,7 +290,7 @@ TEST_CASE("rdma plan: run() records its coverage, rotating 8 NICs' pairs in quic
     RdmaCheck check;
     NodeReading node = test::healthy_node(2);
     node.gpus[1].cuda_ordinal = -1;
-    const Thresholds thresholds = Thresholds::for_sku(nullptr, "test");
+    const Thresholds thresholds = preflight::test::builtin_thresholds(nullptr, "test");
     const FaultPlan faults;
     const CheckOptions options;
     CheckContext ctx;  // by hand, without a planner's request: the profile's whole work

@@ -23,6 +23,7 @@
 #include "checks/rdma/rdma_readings.hpp"
 #include "preflight/errors.hpp"
 #include "preflight/thresholds.hpp"
+#include "support/builtin_thresholds.hpp"
 
 using namespace preflight;
 using Json = nlohmann::ordered_json;
@@ -145,7 +146,7 @@ RdmaReadings dgx_h200() {
 Thresholds sku(const char* id) {
   const SkuSpec* spec = find_sku(id);
   REQUIRE(spec != nullptr);
-  return Thresholds::for_sku(spec, "--sku");
+  return preflight::test::builtin_thresholds(spec, "--sku");
 }
 
 std::set<std::string> codes(const std::vector<Finding>& findings, bool with_info = false) {

@@ -1,0 +1,110 @@
+// The gemm check's threshold keys (matrix-product speed and stragglers): range, generic value, and
+// the value for a known SKU (a figure of its datasheet, src/model/sku_table.cpp, or one of this
+// check's own). Sources: docs/thresholds.md; the check's page lists the same keys
+// (tests/unit/test_thresholds.cpp keeps them in step).
+#include "checks/gemm/gemm_thresholds.hpp"
+
+namespace preflight {
+
+const ThresholdSpecs& gemm_thresholds() {
+  static const ThresholdSpecs specs = {
+      // Dense (no sparsity) datasheet peaks; 0: no absolute expectation (unknown SKU), only
+      // the comparison with the node's other GPUs.
+      {"gemm.bf16_peak_tflops",
+       "TFLOP/s",
+       "datasheet dense BF16 tensor-core peak (0: none)",
+       0,
+       100000,
+       false,
+       0,
+       {},
+       false,
+       &SkuDatasheet::bf16_tflops},
+      {"gemm.fp16_peak_tflops",
+       "TFLOP/s",
+       "datasheet dense FP16 tensor-core peak (0: none)",
+       0,
+       100000,
+       false,
+       0,
+       {},
+       false,
+       &SkuDatasheet::fp16_tflops},
+      {"gemm.tf32_peak_tflops",
+       "TFLOP/s",
+       "datasheet dense TF32 tensor-core peak (0: none)",
+       0,
+       100000,
+       false,
+       0,
+       {},
+       false,
+       &SkuDatasheet::tf32_tflops},
+      {"gemm.fp32_peak_tflops",
+       "TFLOP/s",
+       "datasheet FP32 peak, CUDA cores (0: none)",
+       0,
+       100000,
+       false,
+       0,
+       {},
+       false,
+       &SkuDatasheet::fp32_tflops},
+      {"gemm.fp64_peak_tflops",
+       "TFLOP/s",
+       "datasheet FP64 peak, tensor cores where the GPU has "
+       "them (0: none)",
+       0,
+       100000,
+       false,
+       0,
+       {},
+       false,
+       &SkuDatasheet::fp64_tflops},
+      {"gemm.fail_fraction_of_peak", "fraction",
+       "a GPU's median TFLOP/s below this share of the dtype's peak fails", 0, 1, false, 0.5},
+      {"gemm.warn_fraction_of_peak", "fraction",
+       "a GPU's median TFLOP/s below this share of the dtype's peak warns", 0, 1, false, 0.6,
+       "gemm.fail_fraction_of_peak", false},
+      {"gemm.straggler_warn_pct", "%",
+       "a GPU this many percent below the median of the node's GPUs of its model warns", 0, 100,
+       false, 8, "gemm.straggler_fail_pct", true},
+      {"gemm.straggler_fail_pct", "%",
+       "a GPU this many percent below the median of the node's GPUs of its model fails", 0, 100,
+       false, 12},
+      // Sustained figures: what a healthy GPU of a power- or clock-limited SKU reaches in
+      // published measurements (docs/thresholds.md); where set, speed is judged against them
+      // instead of the datasheet peak.
+      {"gemm.bf16_sustained_tflops",
+       "TFLOP/s",
+       "measured dense BF16 TFLOP/s of a healthy GPU of this SKU (0: judge against the peak)",
+       0,
+       100000,
+       false,
+       0,
+       {},
+       false,
+       nullptr,
+       {{"h100-pcie-80gb", 495}}},
+      {"gemm.fp16_sustained_tflops",
+       "TFLOP/s",
+       "measured dense FP16 TFLOP/s of a healthy GPU of this SKU (0: judge against the peak)",
+       0,
+       100000,
+       false,
+       0,
+       {},
+       false,
+       nullptr,
+       {{"h100-pcie-80gb", 458}}},
+      {"gemm.fail_fraction_of_sustained", "fraction",
+       "a GPU's median TFLOP/s below this share of the dtype's sustained figure fails", 0, 1, false,
+       0.8},
+      {"gemm.warn_fraction_of_sustained", "fraction",
+       "a GPU's median TFLOP/s below this share of the dtype's sustained figure warns", 0, 1, false,
+       0.9, "gemm.fail_fraction_of_sustained", false},
+  };
+  return specs;
+}
+
+}  // namespace preflight
