@@ -131,19 +131,20 @@ TEST_CASE("thresholds: a check declares keys of its own section only, each once"
     if (threw) CHECK(registry.threshold_specs()->size() == before);  // the check is not kept
     return threw;
   };
-  const ThresholdSpec own{"probe.limit", "count", "a limit", 0, 10, true, 1};
-  CHECK_FALSE(refused("probe", {own}));
+  // A name no check has (the layout test adds a check "probe" from the template).
+  const ThresholdSpec own{"keyowner.limit", "count", "a limit", 0, 10, true, 1};
+  CHECK_FALSE(refused("keyowner", {own}));
   ThresholdSpec outside = own;
   outside.key = "gemm.limit";
-  CHECK(refused("probe", {outside}));
-  CHECK(refused("probe", {own, own}));
+  CHECK(refused("keyowner", {outside}));
+  CHECK(refused("keyowner", {own, own}));
   ThresholdSpec foreign_fail = own;
-  foreign_fail.key = "probe.warn";
+  foreign_fail.key = "keyowner.warn";
   foreign_fail.fail_key = "gemm.straggler_fail_pct";
-  CHECK(refused("probe", {foreign_fail}));
+  CHECK(refused("keyowner", {foreign_fail}));
   ThresholdSpec unknown_sku = own;
   unknown_sku.sku_values = {{"no-such-gpu", 2}};
-  CHECK(refused("probe", {unknown_sku}));
+  CHECK(refused("keyowner", {unknown_sku}));
 }
 
 TEST_CASE("thresholds: generic values when the SKU is unknown") {
