@@ -16,7 +16,8 @@
 # each runs once idle (first tree) and once loaded (second tree); without the CUDA 12 tree, the
 # first tree's run again under the hog. The hog there is the ASan tree's build (as many compile
 # jobs as cores; stress-ng once it ends), so the cores do useful work while they are kept busy
-# (issue 31: CI time). The ASan+UBSan and TSan builds (scripts/sanitize.sh),
+# (issue 31: CI time). The TSan tree is built in the background at nice 19 from the moment the
+# first tree is built (see start_tsan_build). The ASan+UBSan and TSan builds (scripts/sanitize.sh),
 # which pass only with zero sanitizer reports; and every fuzz target for
 # PREFLIGHT_TEST_FUZZ_SECONDS (default 15) each (scripts/fuzz.sh, in the ASan build).
 # PREFLIGHT_TEST_HARDENING=0 skips those three.
@@ -54,12 +55,25 @@ jobs=$(nproc)
 # another test.
 load_labels=$(scripts/test-under-load.sh --labels)
 
+# Builds started in the background (the sanitizer trees, below), each in a process group of its
+# own: an interrupted or failed run stops them with everything they started, instead of leaving
+# compilers running.
+background_pids=()
+ccache_dir=""
+cleanup() {
+  local pid
+  for pid in "${background_pids[@]}"; do
+    kill -- "-$pid" 2>/dev/null || true
+  done
+  [[ -z $ccache_dir ]] || rm -rf "$ccache_dir"
+}
+trap cleanup EXIT
+
 # The run-scoped compiler cache (see the top). Without ccache each tree compiles everything.
 ccache_env=()
 if command -v ccache >/dev/null 2>&1; then
   ccache_dir=$PWD/$build_dir-ccache
   rm -rf "$ccache_dir"
-  trap 'rm -rf "$ccache_dir"' EXIT
   # NOHASHDIR: the trees differ in their folder, which -g would otherwise put into every hash.
   # The price: a reused object's debug information names the first tree as its build folder.
   ccache_env=(CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR="$ccache_dir"
@@ -94,6 +108,7 @@ run_suite() {
     warnings=$(grep -cE 'warning(:| #)|CMake Warning' "$log" || true)
     ((${#ccache_env[@]} == 0)) || how="; $(reused_objects) objects from ccache"
     toolkit=$(sed -n 's/^build: .* uses \(CUDA .*\)$/\1/p' "$log" | head -n1)
+    start_tsan_build
     echo "test: === $name: ${toolkit:-no CUDA}; $warnings compiler warning(s); running ctest ==="
     (cd "$dir" && ctest --output-on-failure --timeout 300 -j "$jobs" -L '^unit$' \
       "${ctest_args[@]}") || rc=$?
@@ -106,9 +121,10 @@ run_suite() {
       how+="; $load_labels under a CPU hog (the ASan tree's build, then stress-ng)"
       asan_log=$(mktemp)
       asan_start=$SECONDS
-      env PREFLIGHT_SANITIZE_STEP=build "${asan_env[@]}" scripts/sanitize.sh address \
+      setsid env PREFLIGHT_SANITIZE_STEP=build "${asan_env[@]}" scripts/sanitize.sh address \
         >"$asan_log" 2>&1 &
       local asan_pid=$!
+      background_pids+=("$asan_pid")
       scripts/test-under-load.sh --hog-after "$asan_pid" "$dir" --timeout 300 \
         "${ctest_args[@]}" || rc=$?
       asan_rc=0
@@ -131,6 +147,23 @@ run_suite() {
   fi
   rm -f "$log"
   ((rc == 0)) || failed=1
+}
+
+# The TSan tree is built in the background from the moment the first tree is built, at the
+# lowest CPU priority (nice 19): it takes the cycles the first tree's tests leave, most of all
+# while the timing-sensitive labels run "idle" (they mostly wait on daemons, MPI ranks and
+# deadlines), and yields every cycle they ask for, so that run stays as idle as before. Its tests
+# run at the TSan step.
+tsan_pid="" tsan_log="" tsan_start=0
+start_tsan_build() {
+  ((with_hardening)) && [[ -z $tsan_pid ]] || return 0
+  tsan_log=$(mktemp)
+  tsan_start=$SECONDS
+  setsid nice -n 19 env PREFLIGHT_SANITIZE_STEP=build BUILD_DIR=build-tsan \
+    scripts/sanitize.sh thread >"$tsan_log" 2>&1 &
+  tsan_pid=$!
+  background_pids+=("$tsan_pid")
+  echo "test: === TSan tree: building build-tsan in the background at nice 19 ==="
 }
 
 # run_step NAME COMMAND...: a hardening step; its outcome and time go to the summary.
@@ -174,7 +207,22 @@ if ((with_hardening)); then
     run_step "sanitizers (ASan+UBSan, with the fuzz targets; built in $asan_build_seconds s beside the CUDA 12 tests)" \
       env PREFLIGHT_SANITIZE_STEP=test "${asan_env[@]}" scripts/sanitize.sh address
   fi
-  run_step "sanitizers (TSan)" env BUILD_DIR=build-tsan scripts/sanitize.sh thread
+  if [[ -z $tsan_pid ]]; then  # no tree was built, so no background build started
+    run_step "sanitizers (TSan)" env BUILD_DIR=build-tsan scripts/sanitize.sh thread
+  else
+    tsan_rc=0
+    wait "$tsan_pid" || tsan_rc=$?
+    tsan_build_seconds=$((SECONDS - tsan_start))
+    cat "$tsan_log"
+    rm -f "$tsan_log"
+    if ((tsan_rc)); then
+      summary+=("sanitizers (TSan): build FAILED (exit $tsan_rc), $tsan_build_seconds s")
+      failed=1
+    else
+      run_step "sanitizers (TSan; built at nice 19 beside the other steps, done $tsan_build_seconds s after it started)" \
+        env PREFLIGHT_SANITIZE_STEP=test BUILD_DIR=build-tsan scripts/sanitize.sh thread
+    fi
+  fi
   run_step "fuzz (${fuzz_seconds} s per target)" \
     scripts/fuzz.sh --seconds "$fuzz_seconds" --build-dir build-asan
 else
