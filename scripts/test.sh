@@ -60,6 +60,7 @@ load_labels=$(scripts/test-under-load.sh --labels)
 # compilers running.
 background_pids=()
 ccache_dir=""
+# shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
   local pid
   for pid in "${background_pids[@]}"; do
