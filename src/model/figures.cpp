@@ -84,6 +84,24 @@ std::optional<Labels> figure_labels(const FigureExport& figure, const Metric& me
   return labels;
 }
 
+std::vector<std::string> pattern_labels(const std::string& pattern) {
+  std::vector<std::string> names;
+  for (const std::string& segment : segments(pattern)) {
+    if (is_placeholder(segment)) names.push_back(segment.substr(1, segment.size() - 2));
+  }
+  return names;
+}
+
+std::optional<BaseUnit> base_unit_of(const std::string& unit) {
+  if (unit == "GB/s") return BaseUnit{"_bytes_per_second", 1e9};
+  if (unit == "Gb/s") return BaseUnit{"_bits_per_second", 1e9};
+  if (unit == "MHz") return BaseUnit{"_hertz", 1e6};
+  if (unit == "ms") return BaseUnit{"_seconds", 1e-3};
+  if (unit == "C") return BaseUnit{"_celsius", 1};
+  if (unit == "W") return BaseUnit{"_watts", 1};
+  return std::nullopt;
+}
+
 std::string with_labels(std::string pattern, const Labels& labels) {
   for (const auto& [name, value] : labels) {
     const std::string placeholder = "{" + name + "}";

@@ -68,6 +68,10 @@ TEST_CASE("figures: every built-in declaration is usable by the reporters") {
       CHECK(std::regex_match(f.family, family));
       CHECK_FALSE(f.help.empty());
       CHECK(f.scale > 0);
+      // Declared with the unit its metric is recorded in, and the scale follows from it.
+      CHECK_FALSE(f.unit.empty());
+      const auto base = base_unit_of(f.unit);
+      CHECK(f.scale == (base ? base->scale : 1.0));
       CHECK(f.entity_labels.size() <= 2);
       for (const auto& l : f.entity_labels) CHECK(std::regex_match(l, label));
       // A fleet figure's placeholders are all labels of the metric name.
@@ -97,4 +101,38 @@ TEST_CASE("thresholds: every warning limit names a failure limit that exists") {
     CHECK(spec.fail_key != spec.key);
   }
   CHECK(ordered == 10);
+}
+
+TEST_CASE("figures: a figure records its name, labels and unit as declared") {
+  const Figure<2> busbw = Figure<2>("{op}.{bytes}.busbw_gbps", "GB/s", "bus bandwidth")
+                              .exported_as("preflight_test_busbw_bytes_per_second");
+  const Metric m = busbw("", 12.5, {"allgather", "1048576"});
+  CHECK(m.entity.empty());
+  CHECK(m.name == "allgather.1048576.busbw_gbps");
+  CHECK(m.value == 12.5);
+  CHECK(m.unit == "GB/s");
+  CHECK(busbw.spec().scale == 1e9);  // from the unit, not written twice
+  CHECK(busbw.exported());
+  // What it records, its export matches, with the labels it was given.
+  const auto labels = figure_labels(busbw.spec(), m);
+  REQUIRE(labels);
+  CHECK(*labels == Labels{{"op", "allgather"}, {"bytes", "1048576"}});
+
+  const Figure<0> plain("products", "count", "matrix products timed");
+  CHECK_FALSE(plain.exported());
+  CHECK(plain("gpu0", 3).key() == "gpu0.products");
+  CHECK(Figure<0>("probe_ms", "ms", "probe").exported_as("preflight_probe_seconds").spec().scale ==
+        1e-3);
+}
+
+TEST_CASE("figures: a declaration that does not hold together is refused") {
+  // As many label values as the name has segments: the type says how many.
+  CHECK_THROWS_AS(Figure<1>("tflops_median", "TFLOP/s", "h"), std::logic_error);
+  CHECK_THROWS_AS(Figure<0>("{dtype}.tflops_median", "TFLOP/s", "h"), std::logic_error);
+  // A family in the wrong base unit for the figure's unit.
+  CHECK_THROWS_AS(Figure<0>("h2d_gbps", "GB/s", "h").exported_as("preflight_pcie_bits_per_second"),
+                  std::logic_error);
+  CHECK_THROWS_AS(Figure<0>("probe_ms", "ms", "h").exported_as("preflight_probe_ms"),
+                  std::logic_error);
+  CHECK_NOTHROW(Figure<0>("gpu_count", "count", "h").exported_as("preflight_gpus"));
 }

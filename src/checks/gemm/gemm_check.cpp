@@ -9,6 +9,7 @@
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/gemm/gemm_faults.hpp"
+#include "checks/gemm/gemm_figures.hpp"
 #include "checks/gemm/gemm_findings.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_math.hpp"
@@ -220,54 +221,8 @@ GemmCheck::GemmCheck() {
   info_.thresholds = gemm_thresholds();
   info_.findings = {&gemm_findings(), &shared_findings()};
   info_.fault_kinds = gemm_fault_kinds();
-  info_.figures = {
-      {"{dtype}.tflops_median",
-       {"gpu"},
-       {},
-       "preflight_gemm_tflops",
-       1,
-       "median TFLOP/s of the verified matrix products",
-       "gemm_{dtype}_tflops"},
-      {"{dtype}.node_median_tflops",
-       {},
-       {},
-       "preflight_gemm_node_median_tflops",
-       1,
-       "median over the node's GPUs of their median TFLOP/s",
-       ""},
-      {"{dtype}.sm_clock_mhz_median",
-       {"gpu"},
-       {},
-       "preflight_gemm_sm_clock_hertz",
-       1e6,
-       "median SM clock during the products",
-       ""},
-      {"{dtype}.power_w_median",
-       {"gpu"},
-       {},
-       "preflight_gemm_power_watts",
-       1,
-       "median board power during the products",
-       ""},
-      {"{dtype}.temperature_c_max",
-       {"gpu"},
-       {},
-       "preflight_gemm_temperature_max_celsius",
-       1,
-       "highest GPU temperature during the products",
-       ""},
-  };
-  info_.bars = BarChartSpec{
-      "GEMM speed per GPU",
-      "Bar: median TFLOP/s over the products; black line: minimum to maximum; dashed line: node "
-      "median. Blue: no gemm finding on the GPU for the dtype; amber or red: its worst is warn or "
-      "fail.",
-      "dtype",
-      "{dtype}.tflops_median",
-      "{dtype}.tflops_min",
-      "{dtype}.tflops_max",
-      "{dtype}.node_median_tflops",
-      "TFLOP/s"};
+  info_.figures = gemm_figures().exports();
+  info_.bars = gemm_figures().bars();
   info_.options = gemm_option_specs();
 }
 

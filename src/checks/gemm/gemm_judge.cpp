@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "checks/common/entities.hpp"
+#include "checks/gemm/gemm_figures.hpp"
 #include "checks/gemm/gemm_findings.hpp"
 #include "checks/gemm/gemm_judge.hpp"
 #include "checks/gemm/gemm_judge_support.hpp"
@@ -221,9 +222,14 @@ void add_gpu_metrics(const SpeedRow& row, Metrics& metrics) {
   const GemmGpuRun& run = *o.run;
   const TelemetrySummary& tel = *row.telemetry;
   const std::string entity = gpu_entity(o.gpu_index);
-  const std::string dtype = std::string(to_string(o.dtype)) + ".";
+  const std::string dtype(to_string(o.dtype));
+  const GemmFigures& figures = gemm_figures();
+  const auto record = [&](const Figure<1>& figure, double value) {
+    metrics.push_back(figure(entity, value, {dtype}));
+  };
+  // What no reporter exports or draws: named here.
   const auto add = [&](const char* name, double value, const char* unit) {
-    metrics.push_back({entity, dtype + name, value, unit});
+    metrics.push_back({entity, dtype + "." + name, value, unit});
   };
   double product_ms = 0.0;
   double verify_ms = 0.0;
@@ -231,9 +237,9 @@ void add_gpu_metrics(const SpeedRow& row, Metrics& metrics) {
     product_ms += p.product_ms;
     verify_ms += p.verify_ms;
   }
-  add("tflops_median", row.stats.median, "TFLOP/s");
-  add("tflops_min", row.stats.min, "TFLOP/s");
-  add("tflops_max", row.stats.max, "TFLOP/s");
+  record(figures.tflops_median, row.stats.median);
+  record(figures.tflops_min, row.stats.min);
+  record(figures.tflops_max, row.stats.max);
   add("products", static_cast<double>(run.products.size()), "count");
   if (product_ms > 0.0) {
     add("verify_overhead_pct", 100.0 * verify_ms / product_ms, "%");
@@ -249,12 +255,12 @@ void add_gpu_metrics(const SpeedRow& row, Metrics& metrics) {
     }
   }
   if (tel.sm_clock_mhz_median) {
-    add("sm_clock_mhz_median", *tel.sm_clock_mhz_median, "MHz");
+    record(figures.sm_clock_mhz_median, *tel.sm_clock_mhz_median);
   }
   if (tel.temperature_c_max) {
-    add("temperature_c_max", *tel.temperature_c_max, "C");
+    record(figures.temperature_c_max, *tel.temperature_c_max);
   }
-  if (tel.power_w_median) add("power_w_median", *tel.power_w_median, "W");
+  if (tel.power_w_median) record(figures.power_w_median, *tel.power_w_median);
 }
 
 // --- Summary --------------------------------------------------------------------------------
@@ -417,8 +423,8 @@ GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thre
     // Over every GPU of the dtype: on a mixed node it mixes models, but it is the one figure
     // a dashboard compares across nodes.
     if (medians.size() >= 2) {
-      out.metrics.push_back({"", std::string(to_string(dtype)) + ".node_median_tflops",
-                             summarize(medians).median, "TFLOP/s"});
+      out.metrics.push_back(gemm_figures().node_median_tflops("", summarize(medians).median,
+                                                              {std::string(to_string(dtype))}));
     }
     const std::string line = summarize_dtype(dtype, outcomes, rows);
     out.summary += (out.summary.empty() ? "" : "; ") + line;

@@ -5,6 +5,7 @@
 #include "checks/common/bandwidth_common.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/hbm/hbm_figures.hpp"
 #include "checks/hbm/hbm_findings.hpp"
 #include "checks/hbm/hbm_readings.hpp"
 #include "checks/hbm/hbm_thresholds.hpp"
@@ -49,7 +50,7 @@ std::optional<HbmCopyReading> measure_copy(CheckContext& ctx, BandwidthEngine& e
   copy.traffic_gbps = 2.0 * stats.median;
   copy.samples = stats.count;
   result.add_metric(entity, "hbm_copy_gbps", copy.copy_gbps, "GB/s");
-  result.add_metric(entity, "hbm_traffic_gbps", copy.traffic_gbps, "GB/s");
+  result.metrics.push_back(hbm_figures().traffic_gbps(entity, copy.traffic_gbps));
   return copy;
 }
 
@@ -111,7 +112,7 @@ std::optional<HbmPatternReading> run_patterns(CheckContext& ctx, BandwidthEngine
   }
   result.add_metric(entity, "pattern_bytes", static_cast<double>(job.bytes), "B");
   result.add_metric(entity, "pattern_passes", passes, "count");
-  result.add_metric(entity, "pattern_bad_words", static_cast<double>(bad_words), "count");
+  result.metrics.push_back(hbm_figures().pattern_bad_words(entity, static_cast<double>(bad_words)));
   if (seconds > 0) result.add_metric(entity, "pattern_gbps", tested / seconds / 1e9, "GB/s");
   HbmPatternReading pattern;
   pattern.bytes = job.bytes;
@@ -134,22 +135,7 @@ HbmCheck::HbmCheck() {
   info_.thresholds = hbm_thresholds();
   info_.findings = {&hbm_findings(), &bandwidth_findings()};
   info_.fault_kinds = hbm_fault_kinds();
-  info_.figures = {
-      {"hbm_traffic_gbps",
-       {"gpu"},
-       {},
-       "preflight_hbm_bandwidth_bytes_per_second",
-       1e9,
-       "GPU memory traffic of verified device-to-device copies",
-       "hbm_gbps"},
-      {"pattern_bad_words",
-       {"gpu"},
-       {},
-       "preflight_hbm_pattern_bad_words",
-       1,
-       "words of GPU memory that read back wrong in the pattern test",
-       ""},
-  };
+  info_.figures = hbm_figures().exports();
 }
 
 std::optional<std::string> HbmCheck::skip_reason(const CheckContext& ctx) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checks/inventory/inventory_faults.hpp"
+#include "checks/inventory/inventory_figures.hpp"
 #include "checks/inventory/inventory_findings.hpp"
 #include "checks/inventory/inventory_plan.hpp"
 #include "checks/inventory/inventory_rules.hpp"
@@ -123,52 +124,7 @@ InventoryCheck::InventoryCheck() {
   info_.thresholds = inventory_thresholds();
   info_.findings = {&inventory_findings()};
   info_.fault_kinds = inventory_fault_kinds();
-  info_.figures = {
-      {"gpu_count", {}, {}, "preflight_gpus", 1, "GPUs the driver lists", ""},
-      {"temperature_c",
-       {"gpu"},
-       {},
-       "preflight_gpu_temperature_celsius",
-       1,
-       "GPU temperature at the start of the run",
-       ""},
-      {"ecc_corrected_volatile",
-       {"gpu"},
-       {},
-       "preflight_gpu_ecc_corrected_volatile_errors",
-       1,
-       "correctable ECC errors since the driver loaded",
-       ""},
-      {"ecc_uncorrected_volatile",
-       {"gpu"},
-       {},
-       "preflight_gpu_ecc_uncorrected_volatile_errors",
-       1,
-       "uncorrectable ECC errors since the driver loaded",
-       ""},
-      {"pcie_gen_max_link",
-       {"gpu"},
-       {},
-       "preflight_gpu_pcie_generation_max",
-       1,
-       "highest PCIe generation the GPU's link can train to",
-       ""},
-      {"pcie_width",
-       {"gpu"},
-       {},
-       "preflight_gpu_pcie_width_lanes",
-       1,
-       "current PCIe link width",
-       ""},
-      {"nvlink_active", {"gpu"}, {}, "preflight_gpu_nvlink_active_links", 1, "NVLink links up", ""},
-      {"probe_ms",
-       {"gpu"},
-       {},
-       "preflight_gpu_probe_seconds",
-       1e-3,
-       "time of the responsiveness probe (context, kernel, copy)",
-       ""},
-  };
+  info_.figures = inventory_figures().exports();
 }
 
 WorkPlan InventoryCheck::plan_work(const WorkRequest& request) const {

@@ -1,5 +1,6 @@
 #include "checks/inventory/inventory_rules.hpp"
 
+#include "checks/inventory/inventory_figures.hpp"
 #include "checks/inventory/inventory_findings.hpp"
 #include "preflight/catalogue.hpp"
 
@@ -269,22 +270,23 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
 }
 
 void add_metrics(const NodeReading& node, InventoryJudgement& out) {
-  out.metrics.push_back({"", "gpu_count", static_cast<double>(node.gpus.size()), "count"});
+  const InventoryFigures& figures = inventory_figures();
+  out.metrics.push_back(figures.gpu_count("", static_cast<double>(node.gpus.size())));
   if (node.pci_gpu_count) {
     out.metrics.push_back({"", "pci_gpu_count", static_cast<double>(*node.pci_gpu_count), "count"});
   }
   for (const auto& g : node.gpus) {
     const std::string entity = gpu_entity(g);
-    const auto opt = [&](const char* name, auto value, const char* unit) {
-      if (value) out.metrics.push_back({entity, name, static_cast<double>(*value), unit});
+    const auto opt = [&](const Figure<0>& figure, auto value) {
+      if (value) out.metrics.push_back(figure(entity, static_cast<double>(*value)));
     };
-    opt("temperature_c", g.temperature_c, "C");
-    opt("pcie_gen_max_link", g.pcie_gen_max_link, "generation");
-    opt("pcie_width", g.pcie_width_current, "lanes");
-    opt("nvlink_active", g.nvlink_active, "links");
-    opt("ecc_corrected_volatile", g.ecc_corrected_volatile, "count");
-    opt("ecc_uncorrected_volatile", g.ecc_uncorrected_volatile, "count");
-    if (g.responsive) out.metrics.push_back({entity, "probe_ms", g.probe_ms, "ms"});
+    opt(figures.temperature_c, g.temperature_c);
+    opt(figures.pcie_gen_max_link, g.pcie_gen_max_link);
+    opt(figures.pcie_width, g.pcie_width_current);
+    opt(figures.nvlink_active, g.nvlink_active);
+    opt(figures.ecc_corrected_volatile, g.ecc_corrected_volatile);
+    opt(figures.ecc_uncorrected_volatile, g.ecc_uncorrected_volatile);
+    if (g.responsive) out.metrics.push_back(figures.probe_ms(entity, g.probe_ms));
   }
 }
 

@@ -8,6 +8,7 @@
 #include "checks/common/entities.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/nccl/nccl_figures.hpp"
 #include "checks/nccl/nccl_findings.hpp"
 #include "checks/nccl/nccl_math.hpp"
 #include "checks/nccl/nccl_plan.hpp"
@@ -174,7 +175,8 @@ bool record_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const
   reading.error = r->error;
   for (const auto& size : r->sizes) {
     const std::string prefix = key + "." + std::to_string(size.bytes) + ".";
-    result.add_metric("", prefix + "busbw_gbps", size.busbw_gbps, "GB/s");
+    result.metrics.push_back(
+        nccl_figures().busbw_gbps("", size.busbw_gbps, {key, std::to_string(size.bytes)}));
     result.add_metric("", prefix + "algbw_gbps", size.algbw_gbps, "GB/s");
     reading.sizes.push_back({size.bytes, size.seconds, size.algbw_gbps, size.busbw_gbps});
   }
@@ -206,13 +208,7 @@ NcclCheck::NcclCheck() {
   info_.thresholds = nccl_thresholds();
   info_.findings = {&nccl_findings(), &shared_findings()};
   info_.fault_kinds = nccl_fault_kinds();
-  info_.figures = {{"{op}.{bytes}.busbw_gbps",
-                    {},
-                    {},
-                    "preflight_nccl_busbw_bytes_per_second",
-                    1e9,
-                    "bus bandwidth of the node's verified collective (nccl-tests' definition)",
-                    ""}};
+  info_.figures = nccl_figures().exports();
 }
 
 std::optional<std::string> NcclCheck::skip_reason(const CheckContext& ctx) const {

@@ -6,6 +6,7 @@
 #include "checks/common/bandwidth_common.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/nvlink/nvlink_figures.hpp"
 #include "checks/nvlink/nvlink_findings.hpp"
 #include "checks/nvlink/nvlink_readings.hpp"
 #include "checks/nvlink/nvlink_thresholds.hpp"
@@ -49,13 +50,7 @@ NvlinkCheck::NvlinkCheck() {
   info_.thresholds = nvlink_thresholds();
   info_.findings = {&nvlink_findings(), &bandwidth_findings()};
   info_.fault_kinds = nvlink_fault_kinds();
-  info_.figures = {{"unidirectional_min_gbps",
-                    {},
-                    {},
-                    "preflight_nvlink_min_bandwidth_bytes_per_second",
-                    1e9,
-                    "slowest GPU pair's unidirectional copy bandwidth",
-                    "nvlink_gbps"}};
+  info_.figures = nvlink_figures().exports();
 }
 
 std::optional<std::string> NvlinkCheck::skip_reason(const CheckContext& ctx) const {
@@ -209,7 +204,7 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
       ++measured;
     }
   }
-  if (measured > 0) result.add_metric("", "unidirectional_min_gbps", lowest, "GB/s");
+  if (measured > 0) result.metrics.push_back(nvlink_figures().unidirectional_min_gbps("", lowest));
   // Reduced coverage is said, never silent: a rotated run names its step (docs/plan.md).
   const PairRotation& rotation = work.rotation;
   result.summary =

@@ -7,6 +7,7 @@
 #include "checks/common/bandwidth_common.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/pcie/pcie_figures.hpp"
 #include "checks/pcie/pcie_findings.hpp"
 #include "checks/pcie/pcie_thresholds.hpp"
 #include "checks/pcie/pcie_topology.hpp"
@@ -311,32 +312,7 @@ PcieCheck::PcieCheck(std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)
   info_.thresholds = pcie_thresholds();
   info_.findings = {&pcie_findings(), &bandwidth_findings()};
   info_.fault_kinds = pcie_fault_kinds();
-  // Only the one-GPU-at-a-time figures feed the fleet: the all-at-once ones depend on how many
-  // GPUs share a switch.
-  const auto one = [](const char* direction, const char* fleet) {
-    return FigureExport{std::string(direction) + "_gbps",
-                        {"gpu"},
-                        {{"direction", direction}},
-                        "preflight_pcie_bandwidth_bytes_per_second",
-                        1e9,
-                        "verified host<->GPU copy bandwidth, one GPU at a time",
-                        fleet};
-  };
-  const auto all = [](const char* direction) {
-    return FigureExport{std::string(direction) + "_all_gbps",
-                        {"gpu"},
-                        {{"direction", direction}},
-                        "preflight_pcie_concurrent_bandwidth_bytes_per_second",
-                        1e9,
-                        "verified host<->GPU copy bandwidth with every GPU copying at once",
-                        ""};
-  };
-  info_.figures = {one("h2d", "pcie_h2d_gbps"),
-                   one("d2h", "pcie_d2h_gbps"),
-                   one("bidir", ""),
-                   all("h2d"),
-                   all("d2h"),
-                   all("bidir")};
+  info_.figures = pcie_figures().exports();
 }
 
 std::optional<std::string> PcieCheck::skip_reason(const CheckContext& ctx) const {
@@ -407,7 +383,7 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
       if (stats.count == 0) continue;
       ++measured;
       reading.alone.*d.slot = stats_of(stats);
-      result.add_metric(entity, std::string(d.key) + "_gbps", stats.median, "GB/s");
+      result.metrics.push_back(pcie_figures().alone(d.key)(entity, stats.median));
       if (!is_bidir(d) && !r->streams.empty() && r->streams[0].numa_node >= 0) {
         result.add_metric(entity, "host_numa_node", r->streams[0].numa_node, "index");
         reading.host_numa_node = r->streams[0].numa_node;
@@ -443,8 +419,8 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
         const BandwidthStats stats = bandwidth_stats(r->streams[i].gbps);
         if (stats.count == 0) continue;
         usable_readings[i]->all_at_once.*d.slot = stats_of(stats);
-        result.add_metric(gpu_entity(usable[i]->index), std::string(d.key) + "_all_gbps",
-                          stats.median, "GB/s");
+        result.metrics.push_back(
+            pcie_figures().all_at_once(d.key)(gpu_entity(usable[i]->index), stats.median));
       }
     }
   }

@@ -13,6 +13,7 @@
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
 #include "checks/common/pci_link.hpp"
+#include "checks/rdma/rdma_figures.hpp"
 #include "checks/rdma/rdma_findings.hpp"
 #include "checks/rdma/rdma_judge.hpp"
 #include "checks/rdma/rdma_math.hpp"
@@ -139,7 +140,7 @@ void observe_transfer(const PlannedTransfer& t, const RdmaTransferResult& r,
                      what + ": " + std::to_string(r.bad_bytes) + " bytes arrived changed")
             .measured(static_cast<double>(r.bad_bytes), "bytes"));
   }
-  metrics.push_back({t.entity, t.kind + "_gbps", r.gbps, "Gb/s"});
+  metrics.push_back(rdma_figures().transfer(t.kind)(t.entity, r.gbps));
   if (t.kind == "gpudirect") {
     // Which registration worked matters to NCCL: 1 dma-buf, 0 nvidia-peermem.
     metrics.push_back(
@@ -223,36 +224,7 @@ RdmaCheck::RdmaCheck() {
                 "RDMA writes from and to the NIC deliver FACTOR of their bandwidth, e.g. 0.5",
                 {"RDMA_BANDWIDTH_LOW", "RDMA_BANDWIDTH_MARGINAL", "FAULT_TARGET_MISSING"}),
   };
-  info_.figures = {
-      {"rate_gbps",
-       {"port"},
-       {},
-       "preflight_rdma_port_rate_bits_per_second",
-       1e9,
-       "RDMA port rate",
-       ""},
-      {"loopback_gbps",
-       {"port"},
-       {},
-       "preflight_rdma_loopback_bits_per_second",
-       1e9,
-       "verified RDMA write bandwidth of a port to itself",
-       ""},
-      {"pair_gbps",
-       {"src", "dst"},
-       {},
-       "preflight_rdma_pair_bits_per_second",
-       1e9,
-       "verified RDMA write bandwidth between NICs",
-       ""},
-      {"gpudirect_gbps",
-       {"nic"},
-       {},
-       "preflight_rdma_gpudirect_bits_per_second",
-       1e9,
-       "verified RDMA write bandwidth from the NIC into its nearest GPU's memory",
-       ""},
-  };
+  info_.figures = rdma_figures().exports();
   info_.options = {
       {kExpectFlag, "N",
        "rdma: number of usable ports (active, link up) the node's compute NICs must have; with "
@@ -347,7 +319,8 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
       const double rate =
           p.rate_gbps > 0 ? p.rate_gbps : rdma_port_rate_gbps(p.active_speed, p.active_width);
       if (rate > 0) {
-        result.metrics.push_back({rdma_port_entity(d.name, p.port_num), "rate_gbps", rate, "Gb/s"});
+        result.metrics.push_back(
+            rdma_figures().rate_gbps(rdma_port_entity(d.name, p.port_num), rate));
       }
     }
   }
