@@ -202,7 +202,7 @@ Json document_json(const NodeFacts& n) {
   j["started_at"] = "2026-11-25T00:00:00Z";
   j["duration_s"] = 0.0;
   j["profile"] = "quick";
-  j["argv"] = {"tests/data/nodes/make_corpus.py"};
+  j["argv"] = {"tests/corpus/writer/make_corpus.cpp"};  // the tool that wrote it, by its source
   j["system"] = {{"driver_version", kDriverVersion}, {"cuda_driver", "13.0"},
                  {"cuda_runtime", "13.0"},           {"nccl", ""},
                  {"gpus", std::move(system_gpus)},   {"libraries", Json::array()}};
