@@ -3,7 +3,8 @@
 // read, its copy figures alone and with every GPU copying at once, and the uplinks GPUs share
 // up to the CPU. Nothing from the thresholds: judge_pcie (pcie_check.hpp) computes the
 // expectations from these readings and the thresholds. The JSON form is in
-// docs/checks/pcie.md ("Readings"); it is written by hand in tests/data/nodes/.
+// docs/checks/pcie.md ("Readings"); the corpus (tests/data/nodes/) is written with it by
+// tests/corpus/writer/.
 #include <optional>
 #include <string>
 #include <vector>
