@@ -25,6 +25,7 @@ using preflight::ChunkMismatch;
 using preflight::MemoryPattern;
 using preflight::PairClass;
 using preflight::PairJudgement;
+using preflight::kMiB;
 
 namespace {
 

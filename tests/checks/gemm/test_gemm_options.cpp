@@ -18,6 +18,7 @@ using preflight::GemmDtype;
 using preflight::GemmSettings;
 using preflight::InvalidInput;
 using preflight::Profile;
+using preflight::kGiB;
 
 namespace {
 
