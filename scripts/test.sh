@@ -9,8 +9,10 @@
 # The unit tests run as many at a time as there are cores; the other labels one at a time.
 # Both trees compile through ccache with a cache that starts empty in every run
 # ($BUILD_DIR-ccache, removed at the end): the second tree takes the first tree's objects for
-# every source whose preprocessed text, compiler and flags are the same (all but the CUDA code
-# and the few files that include the tree's generated header), so it compiles only what differs.
+# every unit whose preprocessed text, compiler and flags are the same (all but the CUDA code and
+# the few that include the tree's generated header), so it compiles only what differs. ci and
+# cuda12 are unity builds (CMakePresets.json): a unit is a batch of up to 8 C++ sources of one
+# target, compiled again as a whole where one of them differs.
 # Then, hardening (issue 17; docs/testing.md): the timing-sensitive labels under a CPU hog
 # (scripts/test-under-load.sh): in the CUDA 12 tree they run under the hog instead of idle, so
 # each runs once idle (first tree) and once loaded (second tree); without the CUDA 12 tree, the

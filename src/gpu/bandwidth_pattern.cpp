@@ -18,6 +18,7 @@
 #include "gpu/stream_drain.hpp"
 #include "kernels/bandwidth_kernels.hpp"
 #include "kernels/memory_patterns.hpp"
+#include "model/byte_units.hpp"
 #include "model/memory_ranges.hpp"
 
 namespace preflight {
@@ -32,8 +33,6 @@ static_assert(static_cast<int>(MemoryPattern::zeros) == kPatternZeros &&
                   static_cast<int>(MemoryPattern::inverse_address) == kPatternInverseAddress &&
                   static_cast<int>(MemoryPattern::random) == kPatternRandom,
               "MemoryPattern values are the kernels' pattern ids");
-
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 
 bool cancelled(const PatternJob& job) {
   return job.cancel && job.cancel->load();
@@ -52,9 +51,9 @@ PatternResult CudaBandwidthEngine::pattern_test(const PatternJob& job) {
   // Before the resources: they are freed, or the stream polled, with the job's GPU current.
   DeviceScope device;
   std::optional<CudaStream> stream;
-  Event start;
-  Event verified;
-  Event copied;
+  TimingEvent start;
+  TimingEvent verified;
+  TimingEvent copied;
   std::optional<DeviceBuffer<std::uint32_t>> region;
   std::optional<DeviceBuffer<PatternChunk>> chunks;
   std::optional<DeviceBuffer<unsigned long long>> total;

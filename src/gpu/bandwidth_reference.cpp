@@ -50,8 +50,8 @@ BandwidthEngine::Reference CudaBandwidthEngine::reference(const CopyStream& stre
   // Before the resources: they are freed, or the stream polled, with `device` current.
   DeviceScope current;
   std::optional<CudaStream> s;
-  Event start;
-  Event end;
+  TimingEvent start;
+  TimingEvent end;
   std::optional<PinnedHostBuffer<unsigned char>> host;
   std::optional<DeviceBuffer<unsigned char>> src;
   std::optional<DeviceBuffer<unsigned char>> dst;

@@ -53,12 +53,6 @@ bool parse_cpu_list(const std::string& text, cpu_set_t& set) {
 
 }  // namespace
 
-Event timing_event() {
-  cudaEvent_t event = nullptr;
-  PREFLIGHT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDefault));
-  return Event(event);
-}
-
 bool event_done(cudaEvent_t event) {
   const cudaError_t status = cudaEventQuery(event);
   if (status == cudaSuccess) return true;
@@ -78,12 +72,6 @@ bool wait_stream_idle(DeviceScope& scope, int device, cudaStream_t stream,
                       Clock::time_point deadline) noexcept {
   (void)scope.try_set(device);
   return stream_idle_by(stream, deadline);
-}
-
-double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
-  float ms = 0.0f;
-  PREFLIGHT_CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
-  return ms;
 }
 
 void enable_peer_access(int from, int to) {

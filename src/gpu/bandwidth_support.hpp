@@ -24,19 +24,10 @@ using Clock = std::chrono::steady_clock;
 // to keep a core busy.
 inline constexpr auto kPollInterval = std::chrono::microseconds(200);
 
-// "cudaErrorIllegalAddress: an illegal memory access was encountered".
-inline std::string cuda_error_text(cudaError_t code) {
-  return std::string(cudaGetErrorName(code)) + ": " + cudaGetErrorString(code);
-}
-
 // Thrown when the deadline passes with work still queued: everything is then leaked.
 struct TimedOut {};
 // Thrown when the caller's cancel flag is seen while work is queued.
 struct Cancelled {};
-
-// Timing is enabled (unlike CudaEvent): bandwidths come from these events.
-using Event = detail::UniqueCudaResource<detail::EventTraits>;
-Event timing_event();  // on the current device
 
 // True once `event` completed, false while not ready; an error is thrown as CudaError.
 bool event_done(cudaEvent_t event);
@@ -45,8 +36,6 @@ bool event_done(cudaEvent_t event);
 // null) is set, CudaError for an error. Never a synchronize: that would not return on a hung GPU.
 void wait_event(cudaEvent_t event, Clock::time_point deadline,
                 const std::atomic<bool>* cancel = nullptr);
-
-double elapsed_ms(cudaEvent_t from, cudaEvent_t to);
 
 // stream_idle_by (gpu/stream_drain.hpp) for `stream` of GPU `device`, made current through
 // `scope` first.

@@ -45,7 +45,7 @@ using Clock = std::chrono::steady_clock;
 // the host; long products queue fewer, which shortens the drain after a cancel.
 constexpr double kQueuedMs = 40.0;
 constexpr int kWarmups = 2;  // untimed: cuBLAS picks its kernel, clocks ramp up
-constexpr auto kPollInterval = std::chrono::microseconds(150);
+constexpr auto kProductPollInterval = std::chrono::microseconds(150);
 constexpr std::size_t kSlowWindow = 32;  // gemm-slow idles for the median of this many products
 
 double seconds_between(Clock::time_point from, Clock::time_point to) {
@@ -53,7 +53,7 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
 }
 
 // Thrown when the deadline passes with work still queued.
-struct TimedOut {};
+struct ProductsTimedOut {};
 
 bool cancelled(const GemmJob& job) {
   return job.cancel && job.cancel->load();
@@ -79,12 +79,6 @@ bool poll(const Milestone* milestones, std::size_t count, std::size_t& reached,
     }
   }
   return true;
-}
-
-double elapsed_ms(const Event& from, const Event& to) {
-  float ms = 0.0f;
-  PREFLIGHT_CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), to.get()));
-  return ms;
 }
 
 double median(std::vector<double> values) {
@@ -127,7 +121,7 @@ GemmGpuRun execute(const CublasLibrary& cublas, const GemmJob& job, bool verify)
   const bool slow = verify && job.slow_factor > 0.0 && job.slow_factor < 1.0;
   std::vector<double> gemm_ms;  // recent product times without the gemm-slow idling
 
-  const auto record = [&](const Event& event) {
+  const auto record = [&](const TimingEvent& event) {
     PREFLIGHT_CUDA_CHECK(cudaEventRecord(event.get(), session->stream()));
   };
   const auto issue = [&](int i) {
@@ -165,13 +159,13 @@ GemmGpuRun execute(const CublasLibrary& cublas, const GemmJob& job, bool verify)
     r.round = round_of(i);
     r.repeat = repeat_of(i);
     r.injected = i == injected || slow;  // gemm-slow touches every product
-    r.product_ms = elapsed_ms(s.start, s.product_done);
+    r.product_ms = elapsed_ms(s.start.get(), s.product_done.get());
     if (slow) {
       if (gemm_ms.size() >= kSlowWindow) gemm_ms.erase(gemm_ms.begin());
-      gemm_ms.push_back(elapsed_ms(s.start, s.gemm_done));
+      gemm_ms.push_back(elapsed_ms(s.start.get(), s.gemm_done.get()));
     }
     if (verify) {
-      r.verify_ms = elapsed_ms(s.product_done, s.verify_done);
+      r.verify_ms = elapsed_ms(s.product_done.get(), s.verify_done.get());
       const GemmVerifyResult& v = session->pinned_result(i % kDepth);
       r.digest = v.digest;
       r.nonfinite = v.nonfinite;
@@ -209,10 +203,10 @@ GemmGpuRun execute(const CublasLibrary& cublas, const GemmJob& job, bool verify)
     const Milestone warm[] = {{w.verify_done.get(), "generate"},
                               {w.copied.get(), verify ? "verify" : "product"}};
     for (std::size_t reached = 0; !poll(warm, 2, reached, stage);) {
-      if (Clock::now() >= job.deadline) throw TimedOut();
-      std::this_thread::sleep_for(kPollInterval);
+      if (Clock::now() >= job.deadline) throw ProductsTimedOut();
+      std::this_thread::sleep_for(kProductPollInterval);
     }
-    gemm_ms.push_back(elapsed_ms(w.start, w.product_done));
+    gemm_ms.push_back(elapsed_ms(w.start.get(), w.product_done.get()));
     const double product_ms = gemm_ms.front() / (slow ? job.slow_factor : 1.0);
     const std::size_t depth = static_cast<std::size_t>(std::clamp(
         static_cast<int>(std::ceil(kQueuedMs / std::max(product_ms, 0.01))) + 1, 2, kDepth));
@@ -242,8 +236,8 @@ GemmGpuRun execute(const CublasLibrary& cublas, const GemmJob& job, bool verify)
           {s.verify_done.get(), "verify"},
           {s.copied.get(), "readback"}};
       if (!poll(milestones, verify ? 4 : 2, reached, stage)) {
-        if (Clock::now() >= job.deadline) throw TimedOut();
-        std::this_thread::sleep_for(kPollInterval);
+        if (Clock::now() >= job.deadline) throw ProductsTimedOut();
+        std::this_thread::sleep_for(kProductPollInterval);
         continue;
       }
       last_done = Clock::now();
@@ -251,7 +245,7 @@ GemmGpuRun execute(const CublasLibrary& cublas, const GemmJob& job, bool verify)
       queue.pop_front();
     }
     out.wall_s = issued > 0 ? seconds_between(first_issue, last_done) : 0.0;
-  } catch (const TimedOut&) {
+  } catch (const ProductsTimedOut&) {
     out.timed_out = true;
     if (session) session->abandon();  // the GPU may never finish: leak, never free
   } catch (const CudaError& e) {

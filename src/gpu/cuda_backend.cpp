@@ -33,7 +33,7 @@ namespace preflight {
 namespace {
 
 constexpr std::size_t kProbeWords = (std::size_t{1} << 20) / sizeof(std::uint32_t);  // 1 MiB
-constexpr auto kPollInterval = std::chrono::milliseconds(1);
+constexpr auto kProbePollInterval = std::chrono::milliseconds(1);
 
 std::string cuda_pci_bus_id(int ordinal, std::vector<std::string>& errors) {
   char text[32] = {};
@@ -301,7 +301,7 @@ std::string run_probe(GpuReading& gpu, SteadyClock::time_point deadline,
         abandon();
         return timeout_error;
       }
-      std::this_thread::sleep_for(kPollInterval);
+      std::this_thread::sleep_for(kProbePollInterval);
     }
   } catch (const CudaError&) {
     abandon();

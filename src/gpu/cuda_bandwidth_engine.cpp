@@ -81,9 +81,9 @@ struct Lane {
   std::optional<CudaStream> stream;
   Memory src;
   Memory dst;
-  Event warm_start;
-  Event warm_end;
-  Event end;
+  TimingEvent warm_start;
+  TimingEvent warm_end;
+  TimingEvent end;
   std::optional<DeviceBuffer<unsigned long long>> mismatches;
 
   // Every buffer is freed with its own device current: a peer destination here, everything else
@@ -167,7 +167,7 @@ class CopyRun {
  private:
   void add_lane(std::size_t index);
   void copy(const Lane& lane) const;
-  void wait_all(Event Lane::*event) const {
+  void wait_all(TimingEvent Lane::*event) const {
     for (const auto& lane : lanes_) {
       wait_event((lane.get()->*event).get(), m_.deadline, m_.cancel.get());
     }
@@ -182,7 +182,7 @@ class CopyRun {
   // device only after the lanes and start events are freed.
   DeviceScope device_;
   std::vector<std::unique_ptr<Lane>> lanes_;
-  std::vector<Event> starts_;  // one per issuing device, in order of first appearance
+  std::vector<TimingEvent> starts_;  // one per issuing device, in order of first appearance
   std::vector<int> start_devices_;
   std::optional<MappedHostBuffer<std::uint32_t>> latch_;          // [0] release, [1] timed out
   std::optional<PortableHostBuffer<unsigned long long>> counts_;  // mismatch counts read back
@@ -417,7 +417,7 @@ void CopyRun::release_latch() noexcept {
 void CopyRun::abandon() noexcept {
   release_latch();  // the GPUs go on with what is queued rather than waiting for the timeout
   for (auto& lane : lanes_) lane->abandon();
-  for (Event& e : starts_) e.release();
+  for (TimingEvent& e : starts_) e.release();
   if (latch_) latch_->release();
   if (counts_) counts_->release();
 }

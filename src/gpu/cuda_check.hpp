@@ -170,6 +170,27 @@ class CudaEvent {
   detail::UniqueCudaResource<detail::EventTraits> event_;
 };
 
+// Timing is enabled (unlike CudaEvent): measured times (copies, products, collectives) come from
+// these. timing_event() makes one on the current device.
+using TimingEvent = detail::UniqueCudaResource<detail::EventTraits>;
+inline TimingEvent timing_event() {
+  cudaEvent_t event = nullptr;
+  PREFLIGHT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDefault));
+  return TimingEvent(event);
+}
+
+// Milliseconds from `from` to `to`, two completed timing events.
+inline double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0.0f;
+  PREFLIGHT_CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
+  return ms;
+}
+
+// "cudaErrorIllegalAddress: an illegal memory access was encountered".
+inline std::string cuda_error_text(cudaError_t code) {
+  return std::string(cudaGetErrorName(code)) + ": " + cudaGetErrorString(code);
+}
+
 // `count` elements of T, uninitialized, in memory that Traits allocates and frees.
 template <class T, class Traits>
 class CudaBuffer {

@@ -14,12 +14,6 @@
 namespace preflight {
 namespace gemm_detail {
 
-Event timing_event() {
-  cudaEvent_t event = nullptr;
-  PREFLIGHT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDefault));
-  return Event(event);
-}
-
 CublasHandle::CublasHandle(const CublasApi& api) : api_(api) {
   PREFLIGHT_CUBLAS_CHECK(api_, api_.create(&handle_));
 }

@@ -14,6 +14,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_scope.hpp"
 #include "kernels/gemm_kernels.hpp"
+#include "model/byte_units.hpp"
 #include "preflight/engine/gemm_engine.hpp"
 
 namespace preflight {
@@ -52,17 +53,6 @@ namespace gemm_detail {
 inline constexpr int kDepth = 4;  // products in flight at most (event and result slots)
 // Left free beside the job's buffers for the allocations cuBLAS makes on its own.
 inline constexpr std::size_t kMemoryReserve = std::size_t{64} << 20;
-inline constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-// "cudaErrorIllegalAddress: an illegal memory access was encountered".
-inline std::string cuda_error_text(cudaError_t code) {
-  return std::string(cudaGetErrorName(code)) + ": " + cudaGetErrorString(code);
-}
-
-// Timing is enabled on every event (unlike CudaEvent): product and verification times come
-// from them.
-using Event = detail::UniqueCudaResource<detail::EventTraits>;
-Event timing_event();
 
 // A cuBLAS handle, owned. cublasDestroy synchronizes the device: the session destroys it only
 // once the queued work is done, and leaks it (release) when the GPU may never finish.
@@ -84,14 +74,14 @@ class CublasHandle {
 // The events of one product slot. A product is: zero the result, start, gemm, [gemm_done, spin
 // (gemm-slow)], product_done, [injection], verification, verify_done, copy-back, copied.
 struct Slot {
-  Event start = timing_event();
-  Event gemm_done = timing_event();
-  Event product_done = timing_event();
-  Event verify_done = timing_event();
-  Event copied = timing_event();
+  TimingEvent start = timing_event();
+  TimingEvent gemm_done = timing_event();
+  TimingEvent product_done = timing_event();
+  TimingEvent verify_done = timing_event();
+  TimingEvent copied = timing_event();
 
   void release() noexcept {
-    for (Event* e : {&start, &gemm_done, &product_done, &verify_done, &copied}) e->release();
+    for (TimingEvent* e : {&start, &gemm_done, &product_done, &verify_done, &copied}) e->release();
   }
 };
 

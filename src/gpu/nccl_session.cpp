@@ -13,9 +13,7 @@
 namespace preflight {
 namespace nccl_detail {
 
-using bandwidth_detail::elapsed_ms;
 using bandwidth_detail::event_done;
-using bandwidth_detail::timing_event;
 using bandwidth_detail::wait_stream_idle;
 
 namespace {
@@ -90,7 +88,8 @@ void CollectiveSession::setup() {
     PREFLIGHT_CUDA_CHECK(preload_collective_kernels());
     r.stream.emplace();
     ranks_.push_back(std::move(owned));  // from here on, an error path must wait for its stream
-    for (Event* e : {&r.warm_start, &r.warm_end, &r.start, &r.end, &r.done}) *e = timing_event();
+    for (TimingEvent* e : {&r.warm_start, &r.warm_end, &r.start, &r.end, &r.done})
+      *e = timing_event();
     r.send.emplace(largest);
     r.recv.emplace(receive_count(largest));
     r.counters.emplace(counter_count());
@@ -172,7 +171,7 @@ void CollectiveSession::enqueue(std::uint64_t count) {
   if (status == ncclInProgress) wait_comms(call);
 }
 
-void CollectiveSession::wait_events(Event Rank::*event) const {
+void CollectiveSession::wait_events(TimingEvent Rank::*event) const {
   for (int polls = 0;; ++polls) {
     bool all = true;
     for (const auto& r : ranks_) {

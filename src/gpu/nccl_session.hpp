@@ -22,7 +22,6 @@ namespace preflight {
 namespace nccl_detail {
 
 using bandwidth_detail::Cancelled;
-using bandwidth_detail::Event;
 using bandwidth_detail::kPollInterval;
 using bandwidth_detail::PortableHostBuffer;
 using bandwidth_detail::TimedOut;
@@ -44,11 +43,11 @@ struct Rank {
   ncclComm_t comm = nullptr;
   double iteration_ms = 0.0;  // the last warm-up iteration: the base of the injected idling
   std::optional<CudaStream> stream;
-  Event warm_start;
-  Event warm_end;
-  Event start;
-  Event end;
-  Event done;
+  TimingEvent warm_start;
+  TimingEvent warm_end;
+  TimingEvent start;
+  TimingEvent end;
+  TimingEvent done;
   std::optional<DeviceBuffer<std::uint32_t>> send;  // floats for all_reduce: the same bytes
   std::optional<DeviceBuffer<std::uint32_t>> recv;
   std::optional<DeviceBuffer<unsigned long long>> counters;
@@ -64,7 +63,7 @@ struct Rank {
     if (counters) counters->release();
     if (recv) recv->release();
     if (send) send->release();
-    for (Event* e : {&warm_start, &warm_end, &start, &end, &done}) e->release();
+    for (TimingEvent* e : {&warm_start, &warm_end, &start, &end, &done}) e->release();
     if (stream) stream->release();
   }
 };
@@ -111,7 +110,7 @@ class CollectiveSession {
   void wait_comms(const char* call) const {
     while (comms_pending(call)) tick();
   }
-  void wait_events(Event Rank::*event) const;
+  void wait_events(TimingEvent Rank::*event) const;
   // One NCCL group over the local ranks: `call(rank)` makes that rank's NCCL call (`name` in a
   // failure's text) with its device current. Throws NcclFailure with the first failure, after
   // closing the group. Returns ncclGroupEnd's status: ncclSuccess, or ncclInProgress while

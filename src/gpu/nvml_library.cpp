@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "gpu/loaded_library.hpp"
+#include "model/byte_units.hpp"
 
 #if __has_include(<nvml.h>)
 #include <nvml.h>  // only to check the declarations below against the real ones
@@ -129,8 +130,7 @@ static_assert(abi::kClockSm == NVML_CLOCK_SM);
 static_assert(sizeof(nvmlClockType_t) == sizeof(int));
 static_assert(abi::kNvLinkMaxLinks == NVML_NVLINK_MAX_LINKS);
 // nvml.h defines it as a plain (signed) -1; the ABI value is the unsigned long long it stands for.
-static_assert(abi::kValueNotAvailable ==
-              static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
+static_assert(abi::kValueNotAvailable == static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
 static_assert(abi::kNvLinkDeviceTypeGpu == NVML_NVLINK_DEVICE_TYPE_GPU);
 static_assert(abi::kNvLinkDeviceTypeIbmNpu == NVML_NVLINK_DEVICE_TYPE_IBMNPU);
 static_assert(abi::kNvLinkDeviceTypeSwitch == NVML_NVLINK_DEVICE_TYPE_SWITCH);
@@ -484,7 +484,6 @@ std::optional<NvmlLibrary::Processes> NvmlLibrary::foreign_processes(Device devi
     ++result.count;
     if (info.usedGpuMemory != abi::kValueNotAvailable) bytes += info.usedGpuMemory;
   }
-  constexpr std::uint64_t kMiB = 1024 * 1024;
   result.memory_mib = (bytes + kMiB - 1) / kMiB;  // a process holding any memory shows as >= 1
   return result;
 }

@@ -142,7 +142,7 @@ std::string join_targets(const std::vector<TargetType>& targets) {
   return out;
 }
 
-std::string format_number(double v) {
+std::string six_digit_number(double v) {
   std::ostringstream os;
   os << v;
   return os.str();
@@ -166,8 +166,8 @@ void parse_value(std::string_view spec, const FaultKindSpec& kind, std::string_v
         bad(spec, "value '" + text + "' is not a number");
       }
       if (v < kind.min_value || v > kind.max_value) {
-        bad(spec, "value " + text + " is outside " + format_number(kind.min_value) + ".." +
-                      format_number(kind.max_value));
+        bad(spec, "value " + text + " is outside " + six_digit_number(kind.min_value) + ".." +
+                      six_digit_number(kind.max_value));
       }
       if (kind.integer && v != std::floor(v)) bad(spec, "value " + text + " is not a whole number");
       fault.number = v;

@@ -29,7 +29,7 @@ constexpr std::size_t kMaxFileBytes = 1024 * 1024;
 constexpr std::size_t kMaxShownReasonChars = 200;  // of a parser's message
 
 // Whole numbers print without a fraction ("900", not "900.000000"); others as %g would.
-std::string format_number(double value) {
+std::string exact_number(double value) {
   char buffer[64];
   if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15) {
     std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(value));
@@ -207,11 +207,11 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
       const double number = value.get<double>();
       if (!std::isfinite(number) || number < spec->min_value || number > spec->max_value) {
         fail(origin, key,
-             format_number(number) + " is outside " + format_number(spec->min_value) + ".." +
-                 format_number(spec->max_value));
+             exact_number(number) + " is outside " + exact_number(spec->min_value) + ".." +
+                 exact_number(spec->max_value));
       }
       if (spec->integer && number != std::floor(number)) {
-        fail(origin, key, format_number(number) + " is not a whole number");
+        fail(origin, key, exact_number(number) + " is not a whole number");
       }
       staged[key] = number;
       overridden.insert(key);
@@ -227,8 +227,8 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
     const double fail_at = staged.at(fail_key);
     if (spec.warn_below_fail ? warn > fail_at : warn < fail_at) {
       fail(origin, warn_key,
-           format_number(warn) + (spec.warn_below_fail ? " is above " : " is below ") + fail_key +
-               " (" + format_number(fail_at) + ")");
+           exact_number(warn) + (spec.warn_below_fail ? " is above " : " is below ") + fail_key +
+               " (" + exact_number(fail_at) + ")");
     }
   }
 

@@ -9,8 +9,6 @@
 namespace preflight {
 namespace {
 
-constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-
 std::string port_name(const VerbsEndpoint& end) {
   return end.device + " port " + std::to_string(end.port_num);
 }
@@ -29,7 +27,7 @@ int to_init(const VerbsLibrary& library, VerbsEndpoint& end) {
   attr.qp_state = IBV_QPS_INIT;
   attr.pkey_index = 0;
   attr.port_num = static_cast<std::uint8_t>(end.port_num);
-  attr.qp_access_flags = kAccess;
+  attr.qp_access_flags = kVerbsAccess;
   return modify(library, end, attr,
                 IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }

@@ -13,6 +13,10 @@
 
 namespace preflight {
 
+// What an end's queue pair and its registered memory allow: the peer's RDMA writes, and local
+// writes, which remote write access needs. Both must grant the same, so one constant.
+inline constexpr int kVerbsAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
 struct VerbsEndpoint {
   std::string device;
   int port_num = 1;

@@ -35,7 +35,6 @@ constexpr int kPollBatch = 16;
 constexpr auto kPacePhase = std::chrono::milliseconds(25);
 // Without a deadline from the caller (a default-constructed one): this long past the writes.
 constexpr auto kDefaultGrace = std::chrono::seconds(30);
-constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 
 // Everything one transfer holds. Torn down so the device stops touching memory before the memory
 // goes: queue pairs, then memory regions, then buffers, then completion queues, protection
@@ -328,7 +327,7 @@ void run(const VerbsLibrary& library, const RdmaTransferJob& job, Session& sessi
   result.error = step.error;
   if (!result.error.empty() || out_of_time()) return;
   step = session.memory->register_with(library, session.sender.pd.get(), session.receiver.pd.get(),
-                                       kAccess, session.source_mr, session.destination_mr);
+                                       kVerbsAccess, session.source_mr, session.destination_mr);
   result.error = step.error;
   if (!result.error.empty()) return;
   result.registration = session.memory->registration();

@@ -20,6 +20,12 @@ namespace preflight {
 
 using SteadyClock = std::chrono::steady_clock;
 
+// Seconds as a steady-clock duration, for deadlines computed in seconds; negative is zero.
+inline SteadyClock::duration to_duration(double seconds) {
+  return std::chrono::duration_cast<SteadyClock::duration>(
+      std::chrono::duration<double>(std::max(0.0, seconds)));
+}
+
 // How a wait ended: the task returned, the time ran out, or the caller's stop condition held.
 enum class TaskEnd { returned, deadline, stopped };
 

@@ -21,12 +21,6 @@ RunOptions gpu_options() {
   return options;
 }
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += s + "\n";
-  return out;
-}
-
 bool contains(const json& array, const std::string& value) {
   for (const auto& item : array) {
     if (item == value) return true;

@@ -113,7 +113,7 @@ std::string substitute(std::string arg, const TempDir& dir) {
   return arg;
 }
 
-void write_inputs(const TempDir& dir) {
+void write_bad_threshold_files(const TempDir& dir) {
   write_file(dir.file("malformed.json"), "{\"inventory\": {\"temperature_warn_c\": 80,\n");
   write_file(dir.file("unknown.json"), R"({"inventory": {"no_such_threshold": 1}})");
   write_file(dir.file("section.json"), R"({"no_such_section": {"x": 1}})");
@@ -139,7 +139,7 @@ TEST_CASE("bad invocation: exit 2, one line on stderr, nothing on stdout, verdic
   INFO("case: " << c.name);
 
   TempDir dir;
-  write_inputs(dir);
+  write_bad_threshold_files(dir);
   const std::string verdict = dir.file("verdict.json");
   write_file(verdict, kOldVerdict);
   const auto before = dir.entries();

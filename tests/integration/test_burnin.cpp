@@ -13,10 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string describe(const RunResult& r) {
-  return r.describe() + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
-}
-
 json verdict_of(const TempDir& dir) {
   const json v = parse_json(read_file(dir.file("v.json")), "verdict");
   const auto problems = verdict_shape_problems(v);

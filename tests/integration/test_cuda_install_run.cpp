@@ -14,10 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string describe(const RunResult& r) {
-  return r.describe() + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
-}
-
 // One CUDA major below the build's: the newest driver this build refuses.
 constexpr int kOlderDriver = (PREFLIGHT_CUDA_MAJOR - 1) * 1000 + 40;
 

@@ -29,10 +29,6 @@ gpu6.name=NVIDIA H100 80GB HBM3
 gpu7.name=NVIDIA H100 80GB HBM3
 )";
 
-std::string describe(const RunResult& r) {
-  return r.describe() + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
-}
-
 // Runs `preflight run ... --json FILE` on the fake GPUs; requires exit 1 (CUDA_UNAVAILABLE is a
 // failure) and returns the verdict.
 json run_on_fake(const TempDir& dir, const std::string& config, std::vector<std::string> args) {

@@ -31,10 +31,6 @@ RunOptions options_for(const TempDir& dir) {
   return fake_nvml_options(dir, kFourGpus);
 }
 
-std::string describe(const RunResult& r) {
-  return r.describe() + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
-}
-
 // Every finding of every check as "check: CODE@entity severity judged message".
 std::vector<std::string> all_findings(const json& verdict) {
   std::vector<std::string> out;

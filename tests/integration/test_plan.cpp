@@ -13,10 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-RunResult preflight(const std::vector<std::string>& args) {
-  return run_preflight(args, no_gpu_options());
-}
-
 json plan_json(std::vector<std::string> args) {
   args.insert(args.begin(), "plan");
   args.insert(args.end(), {"--json", "-"});

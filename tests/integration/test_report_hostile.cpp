@@ -47,7 +47,7 @@ std::string in_dir(const std::string& path, const TempDir& dir) {
   return path.compare(0, key.size(), key) == 0 ? dir.path() + path.substr(key.size()) : path;
 }
 
-void write_inputs(const TempDir& dir) {
+void write_hostile_inputs(const TempDir& dir) {
   REQUIRE(::mkfifo(dir.file("input.fifo").c_str(), 0600) == 0);
   write_file(dir.file("deep.json"), R"({"schema":"preflight.verdict/1","duration_s":)" +
                                         std::string(60000, '[') + std::string(60000, ']') + "}");
@@ -72,7 +72,7 @@ TEST_CASE("report hostile: report, report --format tsv and judge refuse at once,
   INFO("input: " << in.name << "; command: " << command);
 
   TempDir dir;
-  write_inputs(dir);
+  write_hostile_inputs(dir);
   const std::string path = in_dir(in.path, dir);
   const std::string output = dir.file("out.html");
   std::vector<std::string> args;

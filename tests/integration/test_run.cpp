@@ -22,16 +22,6 @@ const std::vector<std::string> kRunOptions = {
     // Check options, added from the registry.
     "--gemm-dtypes", "--gemm-seconds", "--gemm-size", "--gemm-memory-mib", "--gemm-detectors"};
 
-RunResult preflight(const std::vector<std::string>& args) {
-  return run_preflight(args, no_gpu_options());
-}
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += s + "\n";
-  return out;
-}
-
 // Runs, requires the exit code, and returns the verdict file parsed and shape-checked.
 json run_for_verdict(const TempDir& dir, std::vector<std::string> args, int expected_exit) {
   const std::string path = dir.file("v.json");

@@ -18,12 +18,6 @@ using nlohmann::json;
 
 const std::string kHang = "hang@check=inventory";
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += s + "\n";
-  return out;
-}
-
 // Waits (up to 10 s) until the process blocks SIGTERM and SIGINT, i.e. `run` has started and
 // a termination signal is the supervisor's to handle rather than the default action; so a
 // loaded machine that is slow to start the binary does not turn the test into a race. Where

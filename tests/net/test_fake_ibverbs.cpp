@@ -102,21 +102,21 @@ struct PciLink {
 // A sysfs tree in a temporary folder, in the layout the engine reads under /sys: each device's
 // class/infiniband/fakeN folder, its `device` link to a PCI function under devices/, and per port
 // the physical state and GID table.
-class FakeSysfs {
+class FakeIbSysfs {
  public:
-  FakeSysfs() {
+  FakeIbSysfs() {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern =
         std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/preflight-ibv-sysfs-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern);
     root_ = pattern;
   }
-  ~FakeSysfs() {
+  ~FakeIbSysfs() {
     std::error_code ignored;
     std::filesystem::remove_all(root_, ignored);
   }
-  FakeSysfs(const FakeSysfs&) = delete;
-  FakeSysfs& operator=(const FakeSysfs&) = delete;
+  FakeIbSysfs(const FakeIbSysfs&) = delete;
+  FakeIbSysfs& operator=(const FakeIbSysfs&) = delete;
 
   const std::string& root() const { return root_; }
   std::filesystem::path device_dir(int device) const {
@@ -236,11 +236,11 @@ class FakeVerbs {
   }
   void set(const std::string& name, const std::string& value) { env_.set(name, value); }
   void unset(const std::string& name) { env_.unset(name); }
-  FakeSysfs& sysfs() { return sysfs_; }
+  FakeIbSysfs& sysfs() { return sysfs_; }
 
  private:
   Env env_;
-  FakeSysfs sysfs_;
+  FakeIbSysfs sysfs_;
 };
 
 const RdmaDevice& device_named(const RdmaInventory& inventory, const std::string& name) {
@@ -338,7 +338,7 @@ TEST_CASE("ibverbs fake: inventory of two InfiniBand devices from verbs and sysf
     CHECK(device.name == "fake" + std::to_string(i));
     CHECK(device.error.empty());
     CHECK(device.firmware == "28.39.1002");
-    CHECK(device.pci_bus_id == FakeSysfs::bus_id(i));
+    CHECK(device.pci_bus_id == FakeIbSysfs::bus_id(i));
     CHECK(device.sysfs_path.size() > device.pci_bus_id.size());
     CHECK(device.numa_node == i);
     CHECK(device.pcie_max_gen == 5);
@@ -453,7 +453,7 @@ TEST_CASE("ibverbs fake: a device that cannot be opened carries the verbs error"
   CHECK(failed.error == "ibv_open_device(fake1): Permission denied");
   CHECK(failed.ports.empty());
   // sysfs still places it.
-  CHECK(failed.pci_bus_id == FakeSysfs::bus_id(1));
+  CHECK(failed.pci_bus_id == FakeIbSysfs::bus_id(1));
 
   const RdmaTransferResult r = engine->transfer(job("fake0", "fake1"));
   INFO(describe(r));

@@ -13,6 +13,7 @@
 #include "report/html/html_common.hpp"
 #include "report/report_documents.hpp"
 #include "support/builtin_figures.hpp"
+#include "support/text_search.hpp"
 
 using namespace preflight;
 using Json = nlohmann::ordered_json;
@@ -32,7 +33,7 @@ std::string without_wbr(std::string page) {
   return page;
 }
 
-std::string render(const std::vector<std::string>& names) {
+std::string render_fixtures(const std::vector<std::string>& names) {
   std::vector<ReportDocument> docs;
   for (const auto& n : names) docs.push_back(load_report_document(fixture(n)));
   return without_wbr(render_html_report(
@@ -50,15 +51,6 @@ ReportDocument fleet_doc(Json doc) {
 std::string render_docs(const std::vector<ReportDocument>& docs) {
   return without_wbr(
       render_html_report(docs, {"2026-11-22T04:00:00Z", "0.1.0", test::builtin_figures()}));
-}
-
-std::size_t count(const std::string& haystack, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
 }
 
 // A small structural check of the page: every non-void element closed in order, script and
@@ -186,10 +178,10 @@ TEST_CASE("html: number formatting shows '-' for what is not a finite number", "
 }
 
 TEST_CASE("html: the page is self-contained, its CSP names its one script by hash", "[html]") {
-  const std::string page = render({"node-8gpu-h100.json"});
+  const std::string page = render_fixtures({"node-8gpu-h100.json"});
   CHECK(page.rfind("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">", 0) ==
         0);
-  CHECK(count(page, "<script>") == 1);
+  CHECK(test::occurrences(page, "<script>") == 1);
   const std::string script = between(page, "<script>", "</script>");
   REQUIRE(!script.empty());
   CHECK(script.find("data-rendered") != std::string::npos);
@@ -206,7 +198,7 @@ TEST_CASE("html: the page is self-contained, its CSP names its one script by has
 
 TEST_CASE("html: a node verdict shows summary, system, checks, findings, bars, heat maps",
           "[html]") {
-  const std::string page = render({"node-8gpu-h100.json"});
+  const std::string page = render_fixtures({"node-8gpu-h100.json"});
   INFO(structure_problem(page));
   CHECK(structure_problem(page).empty());
   // The summary comes first, then the node's section.
@@ -221,7 +213,7 @@ TEST_CASE("html: a node verdict shows summary, system, checks, findings, bars, h
                 "t-bad\">fail</span></td><td class=\"num\">1</td>") != std::string::npos);
   // System and GPUs.
   CHECK(page.find("<th>Driver</th><td>580.65.06</td>") != std::string::npos);
-  CHECK(count(page, "NVIDIA H100 80GB HBM3</td>") == 8);
+  CHECK(test::occurrences(page, "NVIDIA H100 80GB HBM3</td>") == 8);
   // Checks: the skipped rdma check with its reason.
   CHECK(page.find("no RDMA device found and none expected") != std::string::npos);
   // Findings: the failing one first, with value, threshold and remediation.
@@ -237,12 +229,12 @@ TEST_CASE("html: a node verdict shows summary, system, checks, findings, bars, h
   CHECK(page.find("<h4>bf16 <span class=\"meta\">node median 743.7 TFLOP/s</span></h4>") !=
         std::string::npos);
   CHECK(page.find("<h4>fp64 ") != std::string::npos);
-  CHECK(count(page, "<div class=\"bar-row\">") == 16);
-  CHECK(count(page, "<span class=\"bar t-warn\"") == 1);  // gpu6, bf16 only
+  CHECK(test::occurrences(page, "<div class=\"bar-row\">") == 16);
+  CHECK(test::occurrences(page, "<span class=\"bar t-warn\"") == 1);  // gpu6, bf16 only
   CHECK(page.find("690.2 TFLOP/s</span>") != std::string::npos);
   // Heat maps: three matrices, 8 x 8 with a grey diagonal, the slow pair reddest.
-  CHECK(count(page, "<table class=\"heat\">") == 3);
-  CHECK(count(page, "<td class=\"null\">-</td>") == 3 * 8);
+  CHECK(test::occurrences(page, "<table class=\"heat\">") == 3);
+  CHECK(test::occurrences(page, "<td class=\"null\">-</td>") == 3 * 8);
   CHECK(page.find("nvlink: unidirectional_gbps (GB/s)") != std::string::npos);
   CHECK(page.find("title=\"gpu2 to gpu5: 182.4 GB/s\">182.4</td>") != std::string::npos);
   CHECK(page.find("class=\"legend\"") != std::string::npos);
@@ -255,12 +247,13 @@ TEST_CASE("html: a node verdict shows summary, system, checks, findings, bars, h
 }
 
 TEST_CASE("html: a fleet verdict shows conclusions, exclude list, nodes and rounds", "[html]") {
-  const std::string page = render({"fleet-6node.json"});
+  const std::string page = render_fixtures({"fleet-6node.json"});
   CHECK(structure_problem(page).empty());
   CHECK(page.find("<td class=\"host\">fleet of 6 nodes</td>") != std::string::npos);
   CHECK(page.find("<code>gpu-a011,gpu-a013,gpu-a014</code>") != std::string::npos);
-  CHECK(count(page, "<span class=\"badge t-bad\">faulty</span>") == 2 * 2);  // lists and nodes
-  CHECK(count(page, "<span class=\"badge t-warn\">straggler</span>") == 2);
+  CHECK(test::occurrences(page, "<span class=\"badge t-bad\">faulty</span>") ==
+        2 * 2);  // lists and nodes
+  CHECK(test::occurrences(page, "<span class=\"badge t-warn\">straggler</span>") == 2);
   CHECK(page.find("<h4>Round 3 <span class=\"meta\">2 groups</span></h4>") != std::string::npos);
   CHECK(page.find("<td class=\"nowrap\">[2, 3]</td><td><span class=\"badge t-bad\">timeout") !=
         std::string::npos);
@@ -272,16 +265,16 @@ TEST_CASE("html: a fleet verdict shows conclusions, exclude list, nodes and roun
 }
 
 TEST_CASE("html: a burn-in verdict shows its passes and the first failed one", "[html]") {
-  const std::string page = render({"node-burnin.json"});
+  const std::string page = render_fixtures({"node-burnin.json"});
   CHECK(structure_problem(page).empty());
   CHECK(page.find("burn-in: 3 passes, 2 unhealthy, first failed: pass 2") != std::string::npos);
   CHECK(page.find("<h3>Burn-in passes</h3>") != std::string::npos);
-  CHECK(count(page, "<tr class=\"first-fail\">") == 1);
+  CHECK(test::occurrences(page, "<tr class=\"first-fail\">") == 1);
   CHECK(page.find("3 requested; stopped by repeat; the checks and findings below are those of "
                   "pass 2") != std::string::npos);
   CHECK(page.find("<details><summary>Pass 3: checks and findings</summary>") != std::string::npos);
   // A single run has no pass table.
-  CHECK(render({"node-8gpu-h100.json"}).find("Burn-in") == std::string::npos);
+  CHECK(render_fixtures({"node-8gpu-h100.json"}).find("Burn-in") == std::string::npos);
   // Without first_failed_pass (an older writer), or with a mistyped one, the first pass whose
   // exit code is not 0 is named; a null one means none failed, as the writer said.
   ReportDocument d = load_report_document(fixture("node-burnin.json"));
@@ -296,14 +289,14 @@ TEST_CASE("html: a burn-in verdict shows its passes and the first failed one", "
 }
 
 TEST_CASE("html: hostile text from the documents stays text", "[html]") {
-  const std::string page = render({"hostile-node.json", "hostile-fleet.json"});
+  const std::string page = render_fixtures({"hostile-node.json", "hostile-fleet.json"});
   INFO(structure_problem(page));
   CHECK(structure_problem(page).empty());
-  CHECK(count(page, "<script") == 1);
-  CHECK(count(page, "<style") == 1);
-  CHECK(count(page, "<h1") == 1);
-  CHECK(count(page, "<img") == 0);
-  CHECK(count(page, "<link") == 1);  // the empty icon
+  CHECK(test::occurrences(page, "<script") == 1);
+  CHECK(test::occurrences(page, "<style") == 1);
+  CHECK(test::occurrences(page, "<h1") == 1);
+  CHECK(test::occurrences(page, "<img") == 0);
+  CHECK(test::occurrences(page, "<link") == 1);  // the empty icon
   CHECK(page.find("onmouseover='") == std::string::npos);
   CHECK(page.find("&lt;script&gt;document.body.setAttribute(&#39;data-&#39;+&#39;pwned&#39;") !=
         std::string::npos);
@@ -381,9 +374,10 @@ TEST_CASE("html: documents of odd shapes render with '-' instead of failing", "[
   const std::string matrices = render_docs({node_doc(nodes[4])});
   CHECK(matrices.find("Empty matrix.") != std::string::npos);
   CHECK(matrices.find("nothing measured") != std::string::npos);
-  CHECK(count(matrices, "<table class=\"heat\">") == 5);
+  CHECK(test::occurrences(matrices, "<table class=\"heat\">") == 5);
   const std::string bars = render_docs({node_doc(nodes[5])});
-  CHECK(count(bars, "<div class=\"bar-row\">") == 3);  // gpu0..2; the odd keys are metrics
+  CHECK(test::occurrences(bars, "<div class=\"bar-row\">") ==
+        3);  // gpu0..2; the odd keys are metrics
   CHECK(bars.find("<span class=\"bar-value\">- TFLOP/s</span>") != std::string::npos);
 }
 
@@ -403,7 +397,7 @@ TEST_CASE("html: NaN and infinity in a document built in memory show as '-'", "[
   CHECK(page.find(">inf") == std::string::npos);
   CHECK(page.find("took - ") == std::string::npos);
   CHECK(page.find("took -</span>") != std::string::npos);
-  CHECK(count(page, "<td class=\"null\">-</td>") == 3);
+  CHECK(test::occurrences(page, "<td class=\"null\">-</td>") == 3);
 }
 
 TEST_CASE("html: heat-map colours follow the matrix's own scale from zero", "[html]") {
@@ -421,8 +415,8 @@ TEST_CASE("html: heat-map colours follow the matrix's own scale from zero", "[ht
       {"name": "b", "labels": ["p", "q"], "values": [[null, 4], [2, null]]}]}]})");
   const std::string page = render_docs({node_doc(doc)});
   // Scaled per matrix: 400 of 400 and 4 of 4 get the same colour, as do 200 and 2.
-  CHECK(count(page, "style=\"" + html::heat_style(1.0) + "\"") == 2);
-  CHECK(count(page, "style=\"" + html::heat_style(0.5) + "\"") == 2);
+  CHECK(test::occurrences(page, "style=\"" + html::heat_style(1.0) + "\"") == 2);
+  CHECK(test::occurrences(page, "style=\"" + html::heat_style(0.5) + "\"") == 2);
   CHECK(page.find("title=\"q to p: 200\">200</td>") != std::string::npos);
 }
 
@@ -436,9 +430,9 @@ TEST_CASE("html: a GPU's bars take the colour of its gemm findings for their dty
         {"severity": "info", "entity": "gpu1", "message": "fp64: fine"}]}]})");
   const std::string page = render_docs({node_doc(doc)});
   // gpu0: a finding without a dtype colours both bars red; gpu1: amber for bf16 only.
-  CHECK(count(page, "<span class=\"bar t-bad\"") == 2);
-  CHECK(count(page, "<span class=\"bar t-warn\"") == 1);
-  CHECK(count(page, "<span class=\"bar t-info\"") == 1);
+  CHECK(test::occurrences(page, "<span class=\"bar t-bad\"") == 2);
+  CHECK(test::occurrences(page, "<span class=\"bar t-warn\"") == 1);
+  CHECK(test::occurrences(page, "<span class=\"bar t-info\"") == 1);
 }
 
 TEST_CASE("html: a drill is flagged beside the verdict in the summary and in a banner", "[html]") {
@@ -453,7 +447,7 @@ TEST_CASE("html: a drill is flagged beside the verdict in the summary and in a b
   d.doc["injected_faults"] = Json::array();
   d.doc["checks"][3]["findings"][0]["injected"] = true;
   page = render_docs({d});
-  CHECK(count(page, "class=\"drill\"") == 3);  // summary, banner, the finding
+  CHECK(test::occurrences(page, "class=\"drill\"") == 3);  // summary, banner, the finding
 }
 
 TEST_CASE("html: a matrix larger than any node's is cut with a note", "[html]") {
@@ -469,7 +463,7 @@ TEST_CASE("html: a matrix larger than any node's is cut with a note", "[html]") 
                   {{{"name", "big"}, {"labels", labels}, {"values", Json::array({row, row})}}}}}}}};
   const std::string page = render_docs({node_doc(doc)});
   CHECK(page.find("Showing 128 of 200 rows and 128 of 200 columns.") != std::string::npos);
-  CHECK(count(page, "<tr><th>n") == 128);
+  CHECK(test::occurrences(page, "<tr><th>n") == 128);
   CHECK(page.find("<th>n127</th></tr>") != std::string::npos);
 }
 

@@ -16,16 +16,17 @@
 #include "run/rejudge.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 
 namespace preflight::test::readings {
 
 using namespace std::chrono_literals;
-
-inline Thresholds sku(const char* id) {
-  return preflight::test::builtin_thresholds(find_sku(id), "test");
-}
+// The helpers of every check's tests, under the names these tests use.
+using test::check_of;
+using test::codes;
+using test::sku;
 
 // Everything a finding says, so two lists compare in full.
 inline std::vector<std::string> described(const std::vector<Finding>& findings) {
@@ -46,20 +47,6 @@ inline std::vector<Finding> judged_of(const std::vector<Finding>& findings, bool
     if (f.judged == judged) out.push_back(f);
   }
   return out;
-}
-
-inline std::set<std::string> codes(const std::vector<Finding>& findings) {
-  std::set<std::string> out;
-  for (const Finding& f : findings) out.insert(f.code + "@" + f.entity);
-  return out;
-}
-
-inline const CheckResult& check_of(const Verdict& v, const std::string& name) {
-  for (const auto& c : v.checks) {
-    if (c.name == name) return c;
-  }
-  FAIL("no check " << name);
-  return v.checks.front();
 }
 
 struct Run {

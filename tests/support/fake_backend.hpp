@@ -58,6 +58,21 @@ inline NodeReading healthy_node(int gpus) {
   return n;
 }
 
+// A 4-GPU board without NVSwitch: every pair joined by 6 direct NVLinks (the nvlink check holds
+// each pair to its direct links).
+inline NodeReading direct_mesh_node() {
+  NodeReading node = healthy_node(4);
+  for (auto& g : node.gpus) {
+    g.nvlink_switch_links = 0;
+    g.nvlink_peer_bus_ids.clear();
+    for (const auto& peer : node.gpus) {
+      if (peer.index == g.index) continue;
+      for (int link = 0; link < 6; ++link) g.nvlink_peer_bus_ids.push_back(peer.pci_bus_id);
+    }
+  }
+  return node;
+}
+
 inline NodeReading no_gpu_node() {
   NodeReading n;
   n.nvml_error = "libnvidia-ml.so.1: cannot open shared object file: No such file or directory";

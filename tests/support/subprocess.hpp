@@ -91,6 +91,23 @@ RunResult run_preflight(const std::vector<std::string>& args, const RunOptions& 
 // NVML cannot be loaded and CUDA sees no device.
 RunOptions no_gpu_options(double timeout_s = 60.0);
 
+// What a failed expectation on a run shows: how it ended, then all it wrote.
+inline std::string describe(const RunResult& r) {
+  return r.describe() + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+// preflight with these arguments on a machine made to look like one without a GPU.
+inline RunResult preflight(const std::vector<std::string>& args) {
+  return run_preflight(args, no_gpu_options());
+}
+
+// The items one to a line, each ended by a newline: a file of names as the binary reads one.
+inline std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += s + "\n";
+  return out;
+}
+
 // A fresh directory from mkdtemp, removed with everything in it when this object goes away.
 class TempDir {
  public:

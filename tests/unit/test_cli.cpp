@@ -1,22 +1,12 @@
 #include <catch2/catch.hpp>
 
 #include "app/cli.hpp"
+#include "support/command_line.hpp"
 
 using namespace preflight;
 
-namespace {
-
-Invocation parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "preflight");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
-}
-
-}  // namespace
-
 TEST_CASE("cli: run with defaults") {
-  const auto inv = parse({"run"});
+  const auto inv = test::parse_args({"run"});
   CHECK(inv.command == Command::run);
   CHECK(inv.run.profile == Profile::quick);
   CHECK(inv.run.checks.empty());
@@ -27,10 +17,10 @@ TEST_CASE("cli: run with defaults") {
 }
 
 TEST_CASE("cli: run with every option") {
-  const auto inv =
-      parse({"run", "--profile", "burnin", "--checks", "inventory,gemm", "--json", "-", "--timeout",
-             "90", "--expect-gpus", "0", "--thresholds", "t.json", "--strict", "--inject-fault",
-             "mig-on@gpu=0", "--inject-fault", "hang@check=inventory", "--no-color"});
+  const auto inv = test::parse_args(
+      {"run", "--profile", "burnin", "--checks", "inventory,gemm", "--json", "-", "--timeout", "90",
+       "--expect-gpus", "0", "--thresholds", "t.json", "--strict", "--inject-fault", "mig-on@gpu=0",
+       "--inject-fault", "hang@check=inventory", "--no-color"});
   CHECK(inv.command == Command::run);
   CHECK(inv.run.profile == Profile::burnin);
   CHECK(inv.run.checks == std::vector<std::string>{"inventory", "gemm"});
@@ -44,48 +34,49 @@ TEST_CASE("cli: run with every option") {
 }
 
 TEST_CASE("cli: burn-in, metrics and report") {
-  const auto burn = parse({"run", "--profile", "burnin", "--repeat", "12", "--duration", "1.5h",
-                           "--stop-on-fail", "--prom", "/tmp/m.prom"});
+  const auto burn = test::parse_args({"run", "--profile", "burnin", "--repeat", "12", "--duration",
+                                      "1.5h", "--stop-on-fail", "--prom", "/tmp/m.prom"});
   CHECK(burn.command == Command::run);
   CHECK(burn.run.repeat == 12);
   CHECK(burn.run.duration_s == 5400.0);
   CHECK(burn.run.stop_on_fail);
   CHECK(burn.run.prom_path == "/tmp/m.prom");
-  CHECK_FALSE(parse({"run"}).run.repeat);
-  CHECK_FALSE(parse({"run"}).run.duration_s);
+  CHECK_FALSE(test::parse_args({"run"}).run.repeat);
+  CHECK_FALSE(test::parse_args({"run"}).run.duration_s);
 
-  const auto report = parse({"report", "a.json", "b.json", "-o", "r.html"});
+  const auto report = test::parse_args({"report", "a.json", "b.json", "-o", "r.html"});
   CHECK(report.command == Command::report);
   CHECK(report.report.files == std::vector<std::string>{"a.json", "b.json"});
   CHECK(report.report.output == "r.html");
   CHECK(report.report.format == "html");
-  CHECK(parse({"report", "--format", "tsv", "-"}).report.format == "tsv");
+  CHECK(test::parse_args({"report", "--format", "tsv", "-"}).report.format == "tsv");
 }
 
 TEST_CASE("cli: list and thresholds") {
-  CHECK(parse({"list"}).command == Command::list);
-  CHECK(parse({"list", "--json"}).list_json);
-  const auto t = parse({"thresholds", "--sku", "h100-sxm5-80gb"});
+  CHECK(test::parse_args({"list"}).command == Command::list);
+  CHECK(test::parse_args({"list", "--json"}).list_json);
+  const auto t = test::parse_args({"thresholds", "--sku", "h100-sxm5-80gb"});
   CHECK(t.command == Command::thresholds);
   CHECK(t.thresholds.sku == "h100-sxm5-80gb");
 }
 
 TEST_CASE("cli: help and version exit 0 with text") {
-  const auto help = parse({"--help"});
+  const auto help = test::parse_args({"--help"});
   CHECK(help.command == Command::message);
   CHECK(help.exit_code == 0);
   CHECK_THAT(help.message, Catch::Contains("run"));
   CHECK_THAT(help.message, Catch::Contains("--expect-gpus"));  // top-level help is complete
-  CHECK_THAT(parse({"frobnicate"}).message, Catch::Contains("unknown command 'frobnicate'"));
-  const auto run_help = parse({"run", "--help"});
+  CHECK_THAT(test::parse_args({"frobnicate"}).message,
+             Catch::Contains("unknown command 'frobnicate'"));
+  const auto run_help = test::parse_args({"run", "--help"});
   CHECK(run_help.exit_code == 0);
-  for (const char* opt : {"--profile", "--checks", "--json", "--timeout", "--expect-gpus",
-                          "--thresholds", "--strict", "--inject-fault", "--prom", "--repeat",
-                          "--duration", "--stop-on-fail"}) {
+  for (const char* opt :
+       {"--profile", "--checks", "--json", "--timeout", "--expect-gpus", "--thresholds", "--strict",
+        "--inject-fault", "--prom", "--repeat", "--duration", "--stop-on-fail"}) {
     INFO(opt);
     CHECK_THAT(run_help.message, Catch::Contains(opt));
   }
-  const auto version = parse({"--version"});
+  const auto version = test::parse_args({"--version"});
   CHECK(version.exit_code == 0);
   CHECK_THAT(version.message, Catch::Contains(version_string()));
 }
@@ -120,7 +111,7 @@ TEST_CASE("cli: bad invocations exit 2 with one line") {
     std::string joined;
     for (const auto& a : args) joined += a + " ";
     INFO("args: " << joined);
-    const auto inv = parse(args);
+    const auto inv = test::parse_args(args);
     CHECK(inv.command == Command::message);
     CHECK(inv.exit_code == 2);
     CHECK(inv.message.rfind("preflight: ", 0) == 0);

@@ -11,19 +11,9 @@
 #include "app/cli.hpp"
 #include "fleet/logic/fleet_setup.hpp"
 #include "preflight/errors.hpp"
+#include "support/command_line.hpp"
 
 namespace preflight {
-namespace {
-
-Invocation parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "preflight");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
-}
-
-}  // namespace
-
 TEST_CASE("fleet setup: fault specs name a rank of the fleet") {
   const auto faults = parse_fleet_faults({"allgather-corrupt@node=2", "allgather-slow:0.5@node=3",
                                           "allgather-hang@node=3", "local-fail@node=0"},
@@ -102,10 +92,10 @@ TEST_CASE("fleet setup: the time budget fits every round into --timeout") {
 }
 
 TEST_CASE("fleet cli: options") {
-  const Invocation inv =
-      parse({"fleet", "--transport", "host", "--local-profile", "standard", "--group-size", "3",
-             "--timeout", "600", "--group-timeout", "2.5", "--inject-fault", "local-fail@node=1",
-             "--json", "-", "--expect-gpus", "8"});
+  const Invocation inv = test::parse_args(
+      {"fleet", "--transport", "host", "--local-profile", "standard", "--group-size", "3",
+       "--timeout", "600", "--group-timeout", "2.5", "--inject-fault", "local-fail@node=1",
+       "--json", "-", "--expect-gpus", "8"});
   REQUIRE(inv.command == Command::fleet);
   CHECK(inv.fleet.transport == "host");
   CHECK(inv.fleet.profile == Profile::standard);
@@ -116,13 +106,13 @@ TEST_CASE("fleet cli: options") {
   CHECK(inv.fleet.json_path == "-");
   CHECK(inv.fleet.expect_gpus == 8);
 
-  CHECK(parse({"fleet"}).fleet.transport == "nccl");
-  CHECK(parse({"fleet", "--transport", "tcp"}).exit_code == 2);
-  CHECK(parse({"fleet", "--group-size", "1"}).exit_code == 2);
-  CHECK(parse({"fleet", "--slow-factor", "0"}).exit_code == 2);
-  CHECK(parse({"fleet", "--json", ""}).exit_code == 2);
-  CHECK(parse({"fleet", "--profile", "quick"}).exit_code == 2);  // it is --local-profile
-  CHECK(parse({"flet"}).message.find("known: run, fleet, plan, list, thresholds") !=
+  CHECK(test::parse_args({"fleet"}).fleet.transport == "nccl");
+  CHECK(test::parse_args({"fleet", "--transport", "tcp"}).exit_code == 2);
+  CHECK(test::parse_args({"fleet", "--group-size", "1"}).exit_code == 2);
+  CHECK(test::parse_args({"fleet", "--slow-factor", "0"}).exit_code == 2);
+  CHECK(test::parse_args({"fleet", "--json", ""}).exit_code == 2);
+  CHECK(test::parse_args({"fleet", "--profile", "quick"}).exit_code == 2);  // it is --local-profile
+  CHECK(test::parse_args({"flet"}).message.find("known: run, fleet, plan, list, thresholds") !=
         std::string::npos);
 }
 

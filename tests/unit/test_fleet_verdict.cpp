@@ -28,7 +28,7 @@ FleetNode node(int rank, std::string host, std::string verdict = "healthy",
   return n;
 }
 
-FleetVerdict sample() {
+FleetVerdict sample_fleet_verdict() {
   FleetVerdict v;
   v.tool.version = "0.1.0";
   v.tool.git = "abc";
@@ -79,7 +79,7 @@ TEST_CASE("fleet: a healthy fleet passes with exit 0 and nothing to exclude") {
 }
 
 TEST_CASE("fleet: faulty and straggler nodes are listed, excluded and named in the reason") {
-  const FleetVerdict v = sample();
+  const FleetVerdict v = sample_fleet_verdict();
   REQUIRE(v.nodes.size() == 5);
   for (std::size_t i = 1; i < v.nodes.size(); ++i) CHECK(v.nodes[i - 1].rank < v.nodes[i].rank);
   REQUIRE(v.faulty.size() == 2);
@@ -158,7 +158,7 @@ TEST_CASE("fleet: unknown node verdicts, bad host names and bad pairs fail safe"
   CHECK(empty.verdict == "fail");
   CHECK(empty.exit_code == 3);
 
-  FleetVerdict broken = sample();
+  FleetVerdict broken = sample_fleet_verdict();
   mark_fleet_internal_error(broken, "round 2 could not be planned");
   CHECK(broken.exit_code == 3);
   CHECK(broken.verdict == "fail");
@@ -167,7 +167,7 @@ TEST_CASE("fleet: unknown node verdicts, bad host names and bad pairs fail safe"
 }
 
 TEST_CASE("fleet json: required fields in order, numbers as numbers") {
-  const Json j = Json::parse(fleet_verdict_to_json_text(sample()));
+  const Json j = Json::parse(fleet_verdict_to_json_text(sample_fleet_verdict()));
   const std::vector<std::string> expected = {"schema",          "tool",       "started_at",
                                              "duration_s",      "argv",       "transport",
                                              "local_profile",   "group_size", "round_bound",
@@ -226,7 +226,7 @@ TEST_CASE("fleet json: required fields in order, numbers as numbers") {
 }
 
 TEST_CASE("fleet json: a non-finite figure is null and a hostile host name round-trips") {
-  FleetVerdict v = sample();
+  FleetVerdict v = sample_fleet_verdict();
   const std::string hostile = "evil\"host\n\t\\ \xc3\xbc\xe2\x9c\x93 \xf0\x9f\x94\xa5";
   v.nodes[2].host = hostile;  // rank 2, healthy
   v.nodes[3].host = hostile;  // rank 3, faulty
@@ -250,7 +250,7 @@ TEST_CASE("fleet json: a non-finite figure is null and a hostile host name round
 }
 
 TEST_CASE("fleet text: non-healthy nodes, rounds, exclude and the verdict line") {
-  const FleetVerdict v = sample();
+  const FleetVerdict v = sample_fleet_verdict();
   const std::string t = fleet_verdict_to_text(v);
   CHECK(t.find("Fleet verdict: FAIL (exit 1): " + v.reason + "\n") != std::string::npos);
   CHECK(t.find("Exclude: node-c,node-a,node-b") != std::string::npos);

@@ -8,11 +8,11 @@
 #include "report/report.hpp"
 
 using namespace preflight;
-using Json = nlohmann::json;
+using SortedJson = nlohmann::json;
 
 namespace {
 
-Verdict sample() {
+Verdict sample_verdict() {
   Verdict v;
   v.tool.version = "0.1.0";
   v.tool.git = "abc";
@@ -42,7 +42,7 @@ Verdict sample() {
 }  // namespace
 
 TEST_CASE("json: the verdict has every documented key with the documented type") {
-  const Json j = Json::parse(verdict_to_json_text(sample()));
+  const SortedJson j = SortedJson::parse(verdict_to_json_text(sample_verdict()));
   CHECK(j["schema"] == "preflight.verdict/1");
   CHECK(j["tool"]["name"] == "preflight");
   CHECK(j["tool"]["version"].is_string());
@@ -56,7 +56,7 @@ TEST_CASE("json: the verdict has every documented key with the documented type")
   for (const char* key : {"driver_version", "cuda_driver", "cuda_runtime", "nccl"}) {
     CHECK(j["system"][key].is_string());
   }
-  const Json& gpu = j["system"]["gpus"][0];
+  const SortedJson& gpu = j["system"]["gpus"][0];
   CHECK(gpu["index"] == 0);
   for (const char* key : {"name", "uuid", "pci_bus_id", "serial"}) CHECK(gpu[key].is_string());
   CHECK(j["verdict"] == "fail");
@@ -65,13 +65,13 @@ TEST_CASE("json: the verdict has every documented key with the documented type")
   CHECK(j["injected_faults"].is_array());
   CHECK(j["findings"].is_array());
 
-  const Json& check = j["checks"][0];
+  const SortedJson& check = j["checks"][0];
   CHECK(check["name"] == "inventory");
   CHECK(check["status"] == "fail");
   CHECK(check["duration_s"].is_number());
   CHECK(check["summary"].is_string());
   CHECK(check["skip_reason"].is_string());
-  const Json& f = check["findings"][0];
+  const SortedJson& f = check["findings"][0];
   CHECK(f["code"] == "TEMPERATURE_CRITICAL");
   CHECK(f["severity"] == "fail");
   CHECK(f["entity"] == "gpu0");
@@ -85,11 +85,11 @@ TEST_CASE("json: the verdict has every documented key with the documented type")
   CHECK(check["metrics"]["gpu_count"] == 1);
   CHECK(check["metrics"]["gpu0.temperature_c"].is_number());
   CHECK(check["metrics"]["broken"].is_null());  // never NaN, never a string
-  CHECK(check["matrices"] == Json::array());
+  CHECK(check["matrices"] == SortedJson::array());
 }
 
 TEST_CASE("json: a matrix has numbers, and null on the diagonal and where not measured") {
-  Verdict v = sample();
+  Verdict v = sample_verdict();
   Matrix m;
   m.name = "unidirectional_gbps";
   m.unit = "GB/s";
@@ -98,11 +98,11 @@ TEST_CASE("json: a matrix has numbers, and null on the diagonal and where not me
               {368.25, std::nullopt, std::nullopt},
               {369.0, std::numeric_limits<double>::quiet_NaN(), std::nullopt}};
   v.checks[0].matrices.push_back(m);
-  const auto j = Json::parse(verdict_to_json_text(v));
-  const Json& out = j["checks"][0]["matrices"][0];
+  const auto j = SortedJson::parse(verdict_to_json_text(v));
+  const SortedJson& out = j["checks"][0]["matrices"][0];
   CHECK(out["name"] == "unidirectional_gbps");
   CHECK(out["unit"] == "GB/s");
-  CHECK(out["labels"] == Json({"gpu0", "gpu1", "gpu2"}));
+  CHECK(out["labels"] == SortedJson({"gpu0", "gpu1", "gpu2"}));
   CHECK(out["values"][0][0].is_null());
   CHECK(out["values"][0][1] == 371.5);  // a JSON number, never a string
   CHECK(out["values"][1][0] == 368.25);
@@ -111,7 +111,7 @@ TEST_CASE("json: a matrix has numbers, and null on the diagonal and where not me
 }
 
 TEST_CASE("json: top-level keys come in the documented order") {
-  const auto j = nlohmann::ordered_json::parse(verdict_to_json_text(sample()));
+  const auto j = nlohmann::ordered_json::parse(verdict_to_json_text(sample_verdict()));
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   const std::vector<std::string> expected = {"schema",
@@ -138,27 +138,27 @@ TEST_CASE("json: top-level keys come in the documented order") {
 }
 
 TEST_CASE("json: invalid UTF-8 from a driver string does not break the document") {
-  Verdict v = sample();
+  Verdict v = sample_verdict();
   v.system.gpus[0].name = "bad \xff\xfe name";
   const std::string text = verdict_to_json_text(v);
-  CHECK_NOTHROW(Json::parse(text));
+  CHECK_NOTHROW(SortedJson::parse(text));
 }
 
 TEST_CASE(
     "text: the table lists checks and failing findings with remediation, no colour off a TTY") {
-  const std::string text = verdict_to_text(sample(), TextStyle{});
+  const std::string text = verdict_to_text(sample_verdict(), TextStyle{});
   CHECK_THAT(text, Catch::Contains("inventory"));
   CHECK_THAT(text, Catch::Contains("FAIL"));
   CHECK_THAT(text, Catch::Contains("TEMPERATURE_CRITICAL"));
   CHECK_THAT(text, Catch::Contains("fix: "));
   CHECK_THAT(text, Catch::Contains("Verdict: FAIL (exit 1"));
   CHECK(text.find('\033') == std::string::npos);
-  const std::string coloured = verdict_to_text(sample(), TextStyle{true});
+  const std::string coloured = verdict_to_text(sample_verdict(), TextStyle{true});
   CHECK(coloured.find('\033') != std::string::npos);
 }
 
 TEST_CASE("text: a check's matrix is printed as a grid, '-' where there is no figure") {
-  Verdict v = sample();
+  Verdict v = sample_verdict();
   Matrix m;
   m.name = "unidirectional_gbps";
   m.unit = "GB/s";

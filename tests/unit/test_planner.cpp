@@ -21,9 +21,9 @@ using namespace preflight;
 namespace {
 
 // A check whose model is `whole` seconds of work, reducible down to `floor` seconds.
-class ModelledCheck final : public Check {
+class FlooredModelledCheck final : public Check {
  public:
-  ModelledCheck(std::string name, double whole, double floor, bool needs_gpu = false)
+  FlooredModelledCheck(std::string name, double whole, double floor, bool needs_gpu = false)
       : whole_(whole), floor_(floor) {
     info_.name = std::move(name);
     info_.description = "modelled";
@@ -73,8 +73,8 @@ double sum_deadlines(const RunPlan& plan) {
 
 TEST_CASE("unit: planner: with time to spare every check does its whole work, deadlines widen") {
   Planned p;
-  p.registry.add(std::make_unique<ModelledCheck>("a", 4.0, 1.0));
-  p.registry.add(std::make_unique<ModelledCheck>("b", 2.0, 2.0));
+  p.registry.add(std::make_unique<FlooredModelledCheck>("a", 4.0, 1.0));
+  p.registry.add(std::make_unique<FlooredModelledCheck>("b", 2.0, 2.0));
   const RunPlan plan = plan_run(p.checks(), p.base(), 60.0);
   REQUIRE(plan.checks.size() == 2);
   CHECK_FALSE(plan.reduced);
@@ -89,8 +89,8 @@ TEST_CASE("unit: planner: with time to spare every check does its whole work, de
 
 TEST_CASE("unit: planner: a tight --timeout shrinks every reducible check toward its floor") {
   Planned p;
-  p.registry.add(std::make_unique<ModelledCheck>("a", 10.0, 2.0));
-  p.registry.add(std::make_unique<ModelledCheck>("b", 2.0, 2.0));
+  p.registry.add(std::make_unique<FlooredModelledCheck>("a", 10.0, 2.0));
+  p.registry.add(std::make_unique<FlooredModelledCheck>("b", 2.0, 2.0));
   const RunPlan plan = plan_run(p.checks(), p.base(), 14.0);
   CHECK(plan.reduced);
   const auto& a = plan.checks[0];
@@ -107,7 +107,7 @@ TEST_CASE("unit: planner: a tight --timeout shrinks every reducible check toward
 
 TEST_CASE("unit: planner: a --timeout below the floor is refused, naming the floor") {
   Planned p;
-  p.registry.add(std::make_unique<ModelledCheck>("a", 10.0, 2.0));
+  p.registry.add(std::make_unique<FlooredModelledCheck>("a", 10.0, 2.0));
   const RunPlan whole = plan_run(p.checks(), p.base(), std::nullopt);
   // discovery 0.4 s -> 1.1 s, a's floor 2 s -> 3.5 s, the margin 1 s: 5.6 s, rounded up.
   CHECK(whole.floor_s == 6.0);
@@ -123,7 +123,7 @@ TEST_CASE("unit: planner: a --timeout below the floor is refused, naming the flo
 
 TEST_CASE("unit: planner: without --timeout the default holds discovery's cap and headroom") {
   Planned p;
-  p.registry.add(std::make_unique<ModelledCheck>("a", 10.0, 2.0));
+  p.registry.add(std::make_unique<FlooredModelledCheck>("a", 10.0, 2.0));
   const RunPlan plan = plan_run(p.checks(), p.base(), std::nullopt);
   CHECK_FALSE(plan.timeout_given);
   CHECK(plan.timeout_s == std::ceil(20.0 + 2.0 * 10.0 + 3.0 + 1.0));
@@ -133,8 +133,8 @@ TEST_CASE("unit: planner: without --timeout the default holds discovery's cap an
 
 TEST_CASE("unit: planner: GPU checks plan nothing on a node without GPUs") {
   Planned p;
-  p.registry.add(std::make_unique<ModelledCheck>("host", 0.05, 0.05));
-  p.registry.add(std::make_unique<ModelledCheck>("gpu", 30.0, 5.0, true));
+  p.registry.add(std::make_unique<FlooredModelledCheck>("host", 0.05, 0.05));
+  p.registry.add(std::make_unique<FlooredModelledCheck>("gpu", 30.0, 5.0, true));
   const RunPlan plan = plan_run(p.checks(), p.base(0), std::nullopt);
   CHECK(plan.checks[1].work.expected_s == 0.0);
   CHECK(whole_work_s(plan) == std::ceil(1.5 * 0.3 + 0.5 + 1.5 * 0.05 + 0.5 + 1.0));

@@ -13,20 +13,12 @@
 #include "report/linear_json.hpp"
 #include "report/report_documents.hpp"
 #include "support/builtin_figures.hpp"
+#include "support/text_search.hpp"
 
 using namespace preflight;
 using Json = nlohmann::ordered_json;
 
 namespace {
-
-std::size_t count(const std::string& haystack, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
 
 // `levels` brackets in all around the value of duration_s, the document's own brace included.
 std::string nested_verdict(int levels) {
@@ -180,7 +172,7 @@ TEST_CASE("report bounds: 100000 findings render in bounded time and size, worst
   // 5-15x slower) on a loaded machine.
   CHECK(seconds < 50.0);
   CHECK(page.size() < std::size_t{2} << 20);
-  CHECK(count(page, "<td class=\"mono\">C") == kReportMaxTableRows - 1);
+  CHECK(test::occurrences(page, "<td class=\"mono\">C") == kReportMaxTableRows - 1);
   CHECK(page.find("THE_FAILURE") < page.find(">C0<"));  // the fail row first, then the order
   CHECK_THAT(page, Catch::Contains("99001 more not shown: at most 1000 here and 64 MiB per page"));
 }
@@ -205,9 +197,9 @@ TEST_CASE("report bounds: every table stops at its row limit and says how many i
   small.max_table_rows = 10;
   const std::string page = render(parsed(doc), small);
   // The checks table, the findings, the GPUs, the passes and the metrics, each cut at 10.
-  CHECK(count(page, "20 more not shown: at most 10 here") >= 5);
-  CHECK(count(page, "<details><summary>Pass ") == 10);
-  CHECK(count(page, "<details><summary>Metrics: ") == 10);
+  CHECK(test::occurrences(page, "20 more not shown: at most 10 here") >= 5);
+  CHECK(test::occurrences(page, "<details><summary>Pass ") == 10);
+  CHECK(test::occurrences(page, "<details><summary>Metrics: ") == 10);
   CHECK_THAT(page, Catch::EndsWith("</html>\n"));
 
   // A fleet's node table has a limit of its own.
@@ -277,9 +269,9 @@ TEST_CASE("report bounds: per-GPU bars of many groups stay linear and capped") {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(seconds < 120.0);  // about 0.1 s on one idle core; margin for sanitizer builds under load
-  CHECK(count(page, "<div class=\"bar-row\">") == kReportMaxTableRows);
+  CHECK(test::occurrences(page, "<div class=\"bar-row\">") == kReportMaxTableRows);
   CHECK_THAT(page, Catch::Contains("19000 more not shown: at most 1000 here"));
-  CHECK(count(page, "<span class=\"bar t-warn\"") == kReportMaxTableRows);
+  CHECK(test::occurrences(page, "<span class=\"bar t-warn\"") == kReportMaxTableRows);
 }
 
 TEST_CASE("report bounds: the parse is linear in the keys of an object and gives parse()'s tree") {

@@ -10,6 +10,7 @@
 
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 #include "support/fake_collective_engine.hpp"
@@ -17,6 +18,7 @@
 #include "support/fake_rdma_engine.hpp"
 
 using namespace preflight;
+using preflight::test::check_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -55,13 +57,6 @@ struct EightGpuNode {
     return runner.run(state, plan, settings);
   }
 };
-
-const CheckResult& check_of(const Verdict& v, const std::string& name) {
-  for (const auto& c : v.checks) {
-    if (c.name == name) return c;
-  }
-  throw std::logic_error("no check " + name);
-}
 
 }  // namespace
 

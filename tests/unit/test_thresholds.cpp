@@ -53,7 +53,7 @@ class TempDir {
   fs::path path_;
 };
 
-Thresholds h100() {
+Thresholds h100_by_flag() {
   return preflight::test::builtin_thresholds(preflight::find_sku("h100-sxm5-80gb"), "--sku");
 }
 
@@ -257,7 +257,7 @@ TEST_CASE("thresholds: to_json_text round-trips through apply_overrides") {
 }
 
 TEST_CASE("thresholds: a file overrides a subset of keys") {
-  Thresholds t = h100();
+  Thresholds t = h100_by_flag();
   const auto before = t.values();
   t.apply_overrides(R"({"schema": "preflight.thresholds/1", "sku": "anything",
                         "inventory": {"temperature_warn_c": 70, "probe_timeout_s": 30.5,
@@ -289,7 +289,7 @@ TEST_CASE("thresholds: a file overrides a subset of keys") {
 }
 
 TEST_CASE("thresholds: an empty object changes nothing") {
-  Thresholds t = h100();
+  Thresholds t = h100_by_flag();
   const auto before = t.values();
   t.apply_overrides("  {}\n", "empty.json");
   t.apply_overrides(R"({"inventory": {}})", "empty.json");
@@ -371,7 +371,7 @@ TEST_CASE("thresholds: hostile documents are InvalidInput naming the key path") 
   };
   for (const auto& c : cases) {
     INFO("document: " << c.document.substr(0, 200));
-    Thresholds t = h100();
+    Thresholds t = h100_by_flag();
     const auto before = t.values();
     const std::string message = override_error(t, c.document);
     CHECK_THAT(message, Catch::StartsWith("hostile.json: ") && Catch::Contains(c.expected));
@@ -383,7 +383,7 @@ TEST_CASE("thresholds: hostile documents are InvalidInput naming the key path") 
 }
 
 TEST_CASE("thresholds: a failed document keeps earlier overrides") {
-  Thresholds t = h100();
+  Thresholds t = h100_by_flag();
   t.apply_overrides(R"({"inventory": {"temperature_warn_c": 60}})", "first.json");
   const auto before = t.values();
   CHECK_THROWS_WITH(
@@ -399,25 +399,25 @@ TEST_CASE("thresholds: files are read with limits") {
 
   SECTION("a valid file is applied and recorded") {
     const auto path = dir.file("ok.json", R"({"inventory": {"foreign_memory_fail_mib": 512}})");
-    Thresholds t = h100();
+    Thresholds t = h100_by_flag();
     t.apply_overrides_file(path.string());
     CHECK(t.get("inventory.foreign_memory_fail_mib") == 512);
     CHECK(t.overrides_file() == path.string());
   }
   SECTION("errors inside the file name the path and the key") {
     const auto path = dir.file("bad.json", R"({"inventory": {"nope": 1}})");
-    Thresholds t = h100();
+    Thresholds t = h100_by_flag();
     CHECK_THROWS_WITH(t.apply_overrides_file(path.string()),
                       path.string() + ": inventory.nope: unknown key");
   }
   SECTION("an empty file") {
     const auto path = dir.file("empty.json", "");
-    Thresholds t = h100();
+    Thresholds t = h100_by_flag();
     CHECK_THROWS_WITH(t.apply_overrides_file(path.string()),
                       Catch::Contains(path.string() + ": parse error at line 1, column 1"));
   }
 
-  Thresholds t = h100();
+  Thresholds t = h100_by_flag();
   const auto before = t.values();
   SECTION("a file that does not exist") {
     const std::string path = (dir.path() / "missing.json").string();

@@ -12,13 +12,11 @@
 
 #include "checks/common/bandwidth_math.hpp"
 #include "checks/common/entities.hpp"
+#include "model/byte_units.hpp"
 
 namespace preflight {
 
 namespace {
-
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 // --- Seconds that are not copies.
 // A check's start: its thread, the first allocations, the NVML health reading (pcie, nvlink).

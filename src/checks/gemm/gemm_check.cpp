@@ -78,10 +78,6 @@ void sample_until_stopped(const std::shared_ptr<TelemetryLog>& log, NodeBackend*
   log->returned = true;
 }
 
-SteadyClock::duration to_duration(double s) {
-  return std::chrono::duration_cast<SteadyClock::duration>(Seconds(std::max(0.0, s)));
-}
-
 // Products of one dtype on every GPU at once. Returns one outcome per GPU of the node; counts
 // the threads it had to leave behind.
 std::vector<GemmGpuOutcome> run_dtype(CheckContext& ctx, GemmEngine& engine,

@@ -213,10 +213,6 @@ bool all_products_injected(const GemmGpuRun& run) {
                      [](const GemmProductRecord& p) { return p.injected; });
 }
 
-std::string tflops_text(double value) {
-  return formatted("%.1f", value);
-}
-
 void add_gpu_metrics(const SpeedRow& row, Metrics& metrics) {
   const GemmGpuOutcome& o = *row.outcome;
   const GemmGpuRun& run = *o.run;

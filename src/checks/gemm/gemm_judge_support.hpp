@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/text_format.hpp"
 #include "preflight/verdict.hpp"
 
 namespace preflight {
@@ -28,6 +29,11 @@ void add_to_group(std::vector<std::pair<Key, std::vector<Member>>>& groups, cons
 // "round 3 repeat 1"
 inline std::string product_name(int round, int repeat) {
   return "round " + std::to_string(round) + " repeat " + std::to_string(repeat);
+}
+
+// A TFLOP/s figure in messages: "712.4".
+inline std::string tflops_text(double value) {
+  return formatted("%.1f", value);
 }
 
 // The model and a space, as in "3 other <model> GPUs"; nothing for an unknown model.

@@ -52,7 +52,7 @@ std::string shown(std::string_view text) {
   return out + "'";
 }
 
-[[noreturn]] void bad(std::string_view flag, const std::string& problem) {
+[[noreturn]] void bad_option(std::string_view flag, const std::string& problem) {
   throw InvalidInput(std::string(flag) + ": " + problem);
 }
 
@@ -70,20 +70,20 @@ std::vector<T> parse_list(std::string_view flag, std::string_view text, std::str
                           std::string_view known, Parse parse) {
   std::vector<T> out;
   if (trim(text).empty())
-    bad(flag, "empty list (expected one or more of " + std::string(known) + ")");
+    bad_option(flag, "empty list (expected one or more of " + std::string(known) + ")");
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
     const std::string_view item =
         trim(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
-    if (item.empty()) bad(flag, "empty item in " + shown(text));
+    if (item.empty()) bad_option(flag, "empty item in " + shown(text));
     const std::optional<T> value = parse(item);
     if (!value) {
-      bad(flag, "unknown " + std::string(what) + " " + shown(item) + " (expected " +
-                    std::string(known) + ")");
+      bad_option(flag, "unknown " + std::string(what) + " " + shown(item) + " (expected " +
+                           std::string(known) + ")");
     }
     if (std::find(out.begin(), out.end(), *value) != out.end()) {
-      bad(flag, std::string(what) + " " + shown(item) + " is given twice");
+      bad_option(flag, std::string(what) + " " + shown(item) + " is given twice");
     }
     out.push_back(*value);
     if (comma == std::string_view::npos) break;
@@ -105,10 +105,10 @@ long long parse_integer(std::string_view flag, std::string_view text, long long 
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (ec == std::errc::invalid_argument || ptr != end) {
-    bad(flag, shown(text) + " is not a whole number");
+    bad_option(flag, shown(text) + " is not a whole number");
   }
   if (ec == std::errc::result_out_of_range || v < lo || v > hi) {
-    bad(flag, shown(text) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    bad_option(flag, shown(text) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
   }
   return v;
 }
@@ -119,10 +119,10 @@ double parse_seconds(std::string_view text) {
   const auto [ptr, ec] = std::from_chars(text.data(), end, v);
   // from_chars accepts "inf" and "nan"; neither is a duration.
   if (text.empty() || ec == std::errc::invalid_argument || ptr != end || std::isnan(v)) {
-    bad(kSecondsFlag, shown(text) + " is not a number");
+    bad_option(kSecondsFlag, shown(text) + " is not a number");
   }
   if (ec == std::errc::result_out_of_range || !(v >= kMinSeconds && v <= kMaxSeconds)) {
-    bad(kSecondsFlag, shown(text) + " is outside 1..604800 seconds");
+    bad_option(kSecondsFlag, shown(text) + " is outside 1..604800 seconds");
   }
   return v;
 }
@@ -202,7 +202,8 @@ GemmSettings parse_gemm_settings(Profile profile, const CheckOptions& options) {
   }
   if (const std::string* v = options.find(kSizeFlag)) {
     const auto size = static_cast<int>(parse_integer(kSizeFlag, *v, kMinSize, kMaxSize));
-    if (size % kSizeStep != 0) bad(kSizeFlag, std::to_string(size) + " is not a multiple of 256");
+    if (size % kSizeStep != 0)
+      bad_option(kSizeFlag, std::to_string(size) + " is not a multiple of 256");
     s.size = size;
   }
   if (const std::string* v = options.find(kMemoryFlag)) {
@@ -221,10 +222,10 @@ GemmSettings parse_gemm_settings(Profile profile, const CheckOptions& options) {
       const std::size_t need =
           gemm_footprint_bytes(dtype, *s.size, *s.size, *s.size, workspace_bytes());
       if (need > s.memory_limit_bytes) {
-        bad(kSizeFlag, std::to_string(*s.size) + " needs " + mib_text(need) + " per GPU for " +
-                           std::string(to_string(dtype)) + ", above the memory limit of " +
-                           mib_text(s.memory_limit_bytes) + " (raise " + std::string(kMemoryFlag) +
-                           ")");
+        bad_option(kSizeFlag, std::to_string(*s.size) + " needs " + mib_text(need) +
+                                  " per GPU for " + std::string(to_string(dtype)) +
+                                  ", above the memory limit of " + mib_text(s.memory_limit_bytes) +
+                                  " (raise " + std::string(kMemoryFlag) + ")");
       }
     }
   }

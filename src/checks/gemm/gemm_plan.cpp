@@ -18,7 +18,7 @@ namespace {
 // by the acceptance kit (docs/plan.md).
 // dlopen of libcublas and libcublasLt: about 0.1 s from a local disk (gemm_check.cpp's own
 // estimate), doubled for a cold page cache.
-constexpr double kLibraryLoad_s = 0.2;
+constexpr double kCublasLoad_s = 0.2;
 // A GPU's first job: the CUDA primary context (made already when inventory's probe ran) and the
 // cuBLAS handle, which loads cuBLASLt's kernels. Assumed.
 constexpr double kGpuSetup_s = 1.0;
@@ -102,7 +102,7 @@ GemmWork plan_gemm_work(const WorkRequest& request) {
   const double full = work.settings.product_seconds;
   work.product_seconds = full;
   const int gpus = request.shape.gpus;
-  work.library_s = kLibraryLoad_s;
+  work.library_s = kCublasLoad_s;
   for (GemmDtype dtype : work.settings.dtypes) {
     GemmDtypeWork d;
     d.dtype = dtype;

@@ -22,12 +22,12 @@ using Json = nlohmann::ordered_json;
 constexpr GemmRunStatus kStatuses[] = {GemmRunStatus::completed, GemmRunStatus::not_tested,
                                        GemmRunStatus::timeout, GemmRunStatus::error};
 
-[[noreturn]] void bad(const std::string& path, const std::string& why) {
+[[noreturn]] void bad_gemm_reading(const std::string& path, const std::string& why) {
   throw InvalidInput(path.empty() ? why : path + ": " + why);
 }
 
 const Json* member(const Json& object, const std::string& path, const char* key) {
-  if (!object.is_object()) bad(path, "expected an object");
+  if (!object.is_object()) bad_gemm_reading(path, "expected an object");
   const auto it = object.find(key);
   if (it == object.end() || it->is_null()) return nullptr;
   return &*it;
@@ -39,28 +39,29 @@ std::string join(const std::string& path, const char* key) {
 
 const Json& required(const Json& object, const std::string& path, const char* key) {
   const Json* value = member(object, path, key);
-  if (value == nullptr) bad(join(path, key), "missing");
+  if (value == nullptr) bad_gemm_reading(join(path, key), "missing");
   return *value;
 }
 
 std::string text_of(const Json& value, const std::string& path) {
-  if (!value.is_string()) bad(path, "expected a string, got " + value.dump());
+  if (!value.is_string()) bad_gemm_reading(path, "expected a string, got " + value.dump());
   return value.get<std::string>();
 }
 
 double number_of(const Json& value, const std::string& path, double min, double max) {
-  if (!value.is_number()) bad(path, "expected a number, got " + value.dump());
+  if (!value.is_number()) bad_gemm_reading(path, "expected a number, got " + value.dump());
   const double v = value.get<double>();
   if (!std::isfinite(v) || v < min || v > max) {
-    bad(path, "expected a number in [" + Json(min).dump() + ", " + Json(max).dump() + "], got " +
-                  value.dump());
+    bad_gemm_reading(path, "expected a number in [" + Json(min).dump() + ", " + Json(max).dump() +
+                               "], got " + value.dump());
   }
   return v;
 }
 
 std::int64_t whole_of(const Json& value, const std::string& path, std::int64_t min,
                       std::int64_t max) {
-  if (!value.is_number_integer()) bad(path, "expected a whole number, got " + value.dump());
+  if (!value.is_number_integer())
+    bad_gemm_reading(path, "expected a whole number, got " + value.dump());
   const std::int64_t v =
       value.is_number_unsigned()
           ? static_cast<std::int64_t>(std::min<std::uint64_t>(
@@ -68,8 +69,8 @@ std::int64_t whole_of(const Json& value, const std::string& path, std::int64_t m
                 static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())))
           : value.get<std::int64_t>();
   if (v < min || v > max) {
-    bad(path, "expected a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
-                  "], got " + value.dump());
+    bad_gemm_reading(path, "expected a whole number in [" + std::to_string(min) + ", " +
+                               std::to_string(max) + "], got " + value.dump());
   }
   return v;
 }
@@ -80,13 +81,15 @@ int gpu_index_of(const Json& value, const std::string& path) {
   const bool digits =
       name.size() > 3 && name.size() <= 7 && name.compare(0, 3, "gpu") == 0 &&
       std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits) bad(path, "expected a GPU entity such as \"gpu0\", got " + value.dump());
+  if (!digits)
+    bad_gemm_reading(path, "expected a GPU entity such as \"gpu0\", got " + value.dump());
   return std::stoi(name.substr(3));
 }
 
 GemmDtype dtype_of(const Json& value, const std::string& path) {
   const auto dtype = parse_gemm_dtype(text_of(value, path));
-  if (!dtype) bad(path, "expected bf16, fp16, tf32, fp32 or fp64, got " + value.dump());
+  if (!dtype)
+    bad_gemm_reading(path, "expected bf16, fp16, tf32, fp32 or fp64, got " + value.dump());
   return *dtype;
 }
 
@@ -95,7 +98,7 @@ GemmRunStatus status_of(const Json& value, const std::string& path) {
   for (GemmRunStatus s : kStatuses) {
     if (to_string(s) == text) return s;
   }
-  bad(path, "expected completed, not_tested, timeout or error, got " + value.dump());
+  bad_gemm_reading(path, "expected completed, not_tested, timeout or error, got " + value.dump());
 }
 
 Json telemetry_json(const TelemetrySummary& t) {
@@ -128,7 +131,8 @@ TelemetrySummary telemetry_of(const Json& j, const std::string& path) {
   }
   if (const Json* v = member(j, path, "slowdown_reasons")) {
     const std::string where = join(path, "slowdown_reasons");
-    if (!v->is_object()) bad(where, "expected an object of reason: share, got " + v->dump());
+    if (!v->is_object())
+      bad_gemm_reading(where, "expected an object of reason: share, got " + v->dump());
     for (auto it = v->begin(); it != v->end(); ++it) {
       t.reasons.emplace_back(it.key(), number_of(it.value(), where + "." + it.key(), 0, 1));
     }
@@ -139,13 +143,13 @@ TelemetrySummary telemetry_of(const Json& j, const std::string& path) {
   }
   if (t.samples == 0 &&
       (t.sm_clock_mhz_median || t.temperature_c_max || t.power_w_median || !t.reasons.empty())) {
-    bad(join(path, "samples"), "0, yet readings are given");
+    bad_gemm_reading(join(path, "samples"), "0, yet readings are given");
   }
   return t;
 }
 
 GemmGpuReading gpu_of(const Json& j, const std::string& path) {
-  if (!j.is_object()) bad(path, "expected an object, got " + j.dump());
+  if (!j.is_object()) bad_gemm_reading(path, "expected an object, got " + j.dump());
   GemmGpuReading r;
   r.gpu_index = gpu_index_of(required(j, path, "gpu"), join(path, "gpu"));
   if (const Json* v = member(j, path, "model")) r.model = text_of(*v, join(path, "model"));
@@ -164,20 +168,22 @@ GemmGpuReading gpu_of(const Json& j, const std::string& path) {
   if (r.products > 0 || member(j, path, "tflops") != nullptr) {
     const std::string where = join(path, "tflops");
     const Json& t = required(j, path, "tflops");
-    if (!t.is_object()) bad(where, "expected an object with median, min and max");
+    if (!t.is_object()) bad_gemm_reading(where, "expected an object with median, min and max");
     GemmTflops tf;
     tf.median = number_of(required(t, where, "median"), where + ".median", 0, 1e7);
     tf.min = number_of(required(t, where, "min"), where + ".min", 0, 1e7);
     tf.max = number_of(required(t, where, "max"), where + ".max", 0, 1e7);
-    if (tf.min > tf.median || tf.median > tf.max) bad(where, "expected min <= median <= max");
-    if (r.products == 0) bad(join(path, "products"), "0, yet TFLOP/s are given");
+    if (tf.min > tf.median || tf.median > tf.max)
+      bad_gemm_reading(where, "expected min <= median <= max");
+    if (r.products == 0) bad_gemm_reading(join(path, "products"), "0, yet TFLOP/s are given");
     r.tflops = tf;
   }
   if (const Json* v = member(j, path, "telemetry")) {
     r.telemetry = telemetry_of(*v, join(path, "telemetry"));
   }
   if (const Json* v = member(j, path, "injected")) {
-    if (!v->is_boolean()) bad(join(path, "injected"), "expected true or false, got " + v->dump());
+    if (!v->is_boolean())
+      bad_gemm_reading(join(path, "injected"), "expected true or false, got " + v->dump());
     r.injected = v->get<bool>();
   }
   return r;
@@ -228,14 +234,14 @@ void to_json(nlohmann::ordered_json& j, const GemmReadings& readings) {
 void from_json(const nlohmann::ordered_json& j, GemmReadings& readings) {
   readings = GemmReadings{};
   const Json& gpus = required(j, "", "gpus");
-  if (!gpus.is_array()) bad("gpus", "expected an array, got " + gpus.dump());
+  if (!gpus.is_array()) bad_gemm_reading("gpus", "expected an array, got " + gpus.dump());
   std::set<std::pair<int, int>> seen;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const std::string path = "gpus[" + std::to_string(i) + "]";
     GemmGpuReading r = gpu_of(gpus[i], path);
     if (!seen.emplace(r.gpu_index, static_cast<int>(r.dtype)).second) {
-      bad(path,
-          gpu_entity(r.gpu_index) + " " + std::string(to_string(r.dtype)) + " is given twice");
+      bad_gemm_reading(path, gpu_entity(r.gpu_index) + " " + std::string(to_string(r.dtype)) +
+                                 " is given twice");
     }
     readings.gpus.push_back(std::move(r));
   }

@@ -20,10 +20,6 @@ namespace preflight {
 
 namespace {
 
-std::string tflops_text(double value) {
-  return formatted("%.1f", value);
-}
-
 struct Judged {
   int gpu;
   GemmDtype dtype;

@@ -10,6 +10,7 @@
 #include "checks/common/bandwidth_math.hpp"
 #include "checks/common/entities.hpp"
 #include "checks/hbm/hbm_findings.hpp"
+#include "model/byte_units.hpp"
 #include "model/json_fields.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
@@ -20,7 +21,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr std::size_t kRangesInMessage = 4;
 
 // GB/s at `key` of `j`: a number >= 0.

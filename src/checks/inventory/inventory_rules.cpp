@@ -1,5 +1,6 @@
 #include "checks/inventory/inventory_rules.hpp"
 
+#include "checks/common/entities.hpp"
 #include "checks/inventory/inventory_figures.hpp"
 #include "checks/inventory/inventory_findings.hpp"
 #include "preflight/catalogue.hpp"
@@ -13,10 +14,6 @@ using namespace clock_event;
 // Clock-event reasons that mean the hardware is protecting itself: at idle none should be set.
 constexpr std::uint64_t kHardwareReasons =
     kHwSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown | kSwThermalSlowdown;
-
-std::string gpu_entity(const GpuReading& g) {
-  return "gpu" + std::to_string(g.index);
-}
 
 std::string num(double v) {
   std::string s = std::to_string(v);
@@ -125,7 +122,7 @@ void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudg
     for (const auto& g : node.gpus) {
       if (g.cuda_ordinal < 0) {
         out.findings.push_back(
-            make_finding(inventory_findings(), "GPU_NOT_VISIBLE_TO_CUDA", gpu_entity(g),
+            make_finding(inventory_findings(), "GPU_NOT_VISIBLE_TO_CUDA", gpu_entity(g.index),
                          "NVML lists " + g.pci_bus_id + " but the CUDA runtime does not see it"));
       }
     }
@@ -133,7 +130,7 @@ void judge_software(const NodeReading& node, const Thresholds& th, InventoryJudg
 }
 
 void judge_memory(const GpuReading& g, const Thresholds& th, InventoryJudgement& out) {
-  const std::string e = gpu_entity(g);
+  const std::string e = gpu_entity(g.index);
   const double unc_max = th.get("inventory.ecc_uncorrectable_max");
   if (g.ecc_uncorrected_volatile && *g.ecc_uncorrected_volatile > unc_max) {
     out.findings.push_back(make_finding(inventory_findings(), "ECC_UNCORRECTABLE_VOLATILE", e,
@@ -188,11 +185,11 @@ void judge_pcie(const GpuReading& g, const Thresholds& th, InventoryJudgement& o
   std::string msg;
   for (const auto& p : problems) msg += (msg.empty() ? "" : "; ") + p;
   out.findings.push_back(
-      make_finding(inventory_findings(), "PCIE_LINK_DEGRADED", gpu_entity(g), msg));
+      make_finding(inventory_findings(), "PCIE_LINK_DEGRADED", gpu_entity(g.index), msg));
 }
 
 void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, InventoryJudgement& out) {
-  const std::string e = gpu_entity(g);
+  const std::string e = gpu_entity(g.index);
   if (g.mig_enabled.value_or(false))
     out.findings.push_back(make_finding(inventory_findings(), "MIG_ENABLED", e, "MIG mode is on"));
   if (g.ecc_enabled && !*g.ecc_enabled)
@@ -276,7 +273,7 @@ void add_metrics(const NodeReading& node, InventoryJudgement& out) {
     out.metrics.push_back({"", "pci_gpu_count", static_cast<double>(*node.pci_gpu_count), "count"});
   }
   for (const auto& g : node.gpus) {
-    const std::string entity = gpu_entity(g);
+    const std::string entity = gpu_entity(g.index);
     const auto opt = [&](const Figure<0>& figure, auto value) {
       if (value) out.metrics.push_back(figure(entity, static_cast<double>(*value)));
     };

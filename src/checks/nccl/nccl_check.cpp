@@ -15,6 +15,7 @@
 #include "checks/nccl/nccl_thresholds.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/engine/collective_engine.hpp"
+#include "run/bounded_task.hpp"
 
 namespace preflight {
 
@@ -28,12 +29,7 @@ constexpr auto kQueryBudget = 15s;
 // The check stops starting collectives this long before its deadline, so that an abandoned call
 // leaves time for the verdict: 2 s, or a tenth of the time it was given when that is less (a
 // short deadline keeps its work).
-constexpr auto kEndMargin = 2s;
-
-SteadyClock::duration to_duration(double s) {
-  return std::chrono::duration_cast<SteadyClock::duration>(
-      std::chrono::duration<double>(std::max(0.0, s)));
-}
+constexpr auto kNcclEndMargin = 2s;
 
 // The rank of the GPU a fault targets; -1 (with FAULT_TARGET_MISSING) when it is not part of
 // the communicator: a drill must not pass by testing nothing.
@@ -230,7 +226,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
   CheckResult result;
   CollectiveEngine& engine = *ctx.engines.collective;
   // Before every call: an abandoned call must leave time for the verdict.
-  const auto end = ctx.finish_by(kEndMargin);
+  const auto end = ctx.finish_by(kNcclEndMargin);
   // libnccl.so.2 is part of the tool's installation (the package recommends it): without it the
   // node was not tested, and that is not the node's fault (TOOL_LIBRARY_MISSING, exit 3).
   const auto problem =

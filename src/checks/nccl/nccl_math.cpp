@@ -5,15 +5,10 @@
 #include "checks/common/entities.hpp"
 #include "checks/common/fault_kinds.hpp"
 #include "checks/nccl/nccl_findings.hpp"
+#include "model/byte_units.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
-
-namespace {
-
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-}  // namespace
 
 std::vector<FaultKindSpec> nccl_fault_kinds() {
   return {

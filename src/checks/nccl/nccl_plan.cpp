@@ -14,7 +14,7 @@ namespace {
 // --- The model's constants. Where no published figure exists they are assumed, to be measured
 // by the acceptance kit (docs/plan.md).
 // dlopen of libnccl.so.2 and the CUDA runtime's device list (unavailable_reason). Assumed.
-constexpr double kLibraryLoad_s = 0.1;
+constexpr double kNcclLoad_s = 0.1;
 // ncclGetUniqueId: NCCL picks its bootstrap interface and opens a socket. Assumed.
 constexpr double kUniqueId_s = 0.05;
 // ncclCommInitRank of every rank in one group: bootstrap, topology detection, the channels'
@@ -70,7 +70,7 @@ double collective_s(CollectiveOp op, const NcclPlan& sizes, int n, const Thresho
 
 double total_s(const NcclPlan& sizes, int n, const Thresholds* thresholds,
                std::vector<double>* per_op = nullptr) {
-  double total = kLibraryLoad_s;
+  double total = kNcclLoad_s;
   for (CollectiveOp op : nccl_ops()) {
     const double s = collective_s(op, sizes, n, thresholds);
     if (per_op != nullptr) per_op->push_back(s);

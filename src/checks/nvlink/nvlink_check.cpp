@@ -18,7 +18,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kMeasurementBudget = 10s;
+constexpr auto kNvlinkMeasurementBudget = 10s;
 
 std::vector<const GpuReading*> cuda_gpus(const NodeReading& node) {
   std::vector<const GpuReading*> out;
@@ -84,7 +84,9 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
     result.plan->covered.assign(covered.begin(), covered.end());
   }
   const auto end = ctx.finish_by(1s);
-  const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
+  const auto next_deadline = [&] {
+    return std::min(end, SteadyClock::now() + kNvlinkMeasurementBudget);
+  };
 
   // Peer access of every ordered pair, every run (cheap): a pair that lost it is found whatever
   // the rotation's step.

@@ -20,7 +20,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // "gpu3" -> 3; the readings name GPUs as findings do.
-int gpu_index_of(const std::string& name, const std::string& field) {
+int gpu_index_from_name(const std::string& name, const std::string& field) {
   const bool digits = name.size() > 3 && name.compare(0, 3, "gpu") == 0 &&
                       std::all_of(name.begin() + 3, name.end(),
                                   [](unsigned char c) { return std::isdigit(c) != 0; });
@@ -131,7 +131,7 @@ void from_json(const nlohmann::ordered_json& j, NvlinkReadings& r) {
     const Json& e = gpus[i];
     const std::string field = "gpus[" + std::to_string(i) + "]";
     NvlinkGpu g;
-    g.index = gpu_index_of(e.at("gpu").get<std::string>(), field + ".gpu");
+    g.index = gpu_index_from_name(e.at("gpu").get<std::string>(), field + ".gpu");
     g.pci_bus_id = e.value("pci_bus_id", std::string());
     g.nvlink_active = optional_int(e, "nvlink_active", field);
     g.nvlink_supported = optional_int(e, "nvlink_supported", field);
@@ -184,8 +184,9 @@ void from_json(const nlohmann::ordered_json& j, NvlinkReadings& r) {
       if (dash == std::string::npos) {
         throw InvalidInput(field + ": expected a GPU pair named gpuA-gpuB");
       }
-      r.injected_slow_pairs.push_back(pair_entity(gpu_index_of(names[i].substr(0, dash), field),
-                                                  gpu_index_of(names[i].substr(dash + 1), field)));
+      r.injected_slow_pairs.push_back(
+          pair_entity(gpu_index_from_name(names[i].substr(0, dash), field),
+                      gpu_index_from_name(names[i].substr(dash + 1), field)));
     }
   }
 }

@@ -20,7 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // Each measurement gets this long; the check's own deadline caps it.
-constexpr auto kMeasurementBudget = 15s;
+constexpr auto kPcieMeasurementBudget = 15s;
 
 struct Direction {
   const char* key;   // metric name part, readings key
@@ -339,7 +339,9 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
   const PcieWork work = plan_pcie(bandwidth_request(ctx, static_cast<int>(cuda_count)));
   result.plan = coverage_record(work.plan);
   const auto end = ctx.finish_by(1s);
-  const auto next_deadline = [&] { return std::min(end, SteadyClock::now() + kMeasurementBudget); };
+  const auto next_deadline = [&] {
+    return std::min(end, SteadyClock::now() + kPcieMeasurementBudget);
+  };
 
   PcieReadings readings;
   for (const GpuReading& g : node.gpus) {

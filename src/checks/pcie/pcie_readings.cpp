@@ -16,17 +16,18 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-[[noreturn]] void bad(const std::string& field, const std::string& what) {
+[[noreturn]] void bad_pcie_reading(const std::string& field, const std::string& what) {
   throw InvalidInput(field + ": " + what);
 }
 
 const Json& object_at(const Json& j, const std::string& field,
                       std::initializer_list<const char*> keys) {
-  if (!j.is_object()) bad(field.empty() ? "readings" : field, "expected an object");
+  if (!j.is_object()) bad_pcie_reading(field.empty() ? "readings" : field, "expected an object");
   for (const auto& item : j.items()) {
     const bool known =
         std::any_of(keys.begin(), keys.end(), [&](const char* k) { return item.key() == k; });
-    if (!known) bad(field.empty() ? item.key() : field + "." + item.key(), "unknown key");
+    if (!known)
+      bad_pcie_reading(field.empty() ? item.key() : field + "." + item.key(), "unknown key");
   }
   return j;
 }
@@ -44,14 +45,14 @@ const Json* find(const Json& j, const char* key) {
 std::optional<int> opt_int(const Json& j, const std::string& field, const char* key) {
   const Json* v = find(j, key);
   if (v == nullptr) return std::nullopt;
-  if (!v->is_number_integer()) bad(path(field, key), "expected a whole number");
+  if (!v->is_number_integer()) bad_pcie_reading(path(field, key), "expected a whole number");
   return v->get<int>();
 }
 
 std::string opt_string(const Json& j, const std::string& field, const char* key) {
   const Json* v = find(j, key);
   if (v == nullptr) return "";
-  if (!v->is_string()) bad(path(field, key), "expected a string");
+  if (!v->is_string()) bad_pcie_reading(path(field, key), "expected a string");
   return v->get<std::string>();
 }
 
@@ -59,10 +60,10 @@ std::vector<std::string> string_list(const Json& j, const std::string& field, co
   std::vector<std::string> out;
   const Json* v = find(j, key);
   if (v == nullptr) return out;
-  if (!v->is_array()) bad(path(field, key), "expected an array of strings");
+  if (!v->is_array()) bad_pcie_reading(path(field, key), "expected an array of strings");
   for (std::size_t i = 0; i < v->size(); ++i) {
     if (!(*v)[i].is_string()) {
-      bad(path(field, key) + "[" + std::to_string(i) + "]", "expected a string");
+      bad_pcie_reading(path(field, key) + "[" + std::to_string(i) + "]", "expected a string");
     }
     out.push_back((*v)[i].get<std::string>());
   }
@@ -71,14 +72,14 @@ std::vector<std::string> string_list(const Json& j, const std::string& field, co
 
 double gbps(const Json& j, const std::string& field, const char* key) {
   const Json* v = find(j, key);
-  if (v == nullptr) bad(path(field, key), "missing");
+  if (v == nullptr) bad_pcie_reading(path(field, key), "missing");
   if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
-    bad(path(field, key), "expected a number of GB/s, 0 or more");
+    bad_pcie_reading(path(field, key), "expected a number of GB/s, 0 or more");
   }
   return v->get<double>();
 }
 
-void put(Json& j, const char* key, const std::optional<int>& value) {
+void put_if_known(Json& j, const char* key, const std::optional<int>& value) {
   if (value) j[key] = *value;
 }
 
@@ -98,7 +99,7 @@ PcieStats stats_from(const Json& j, const std::string& field) {
   s.median_gbps = gbps(j, field, "median_gbps");
   s.min_gbps = find(j, "min_gbps") != nullptr ? gbps(j, field, "min_gbps") : s.median_gbps;
   s.count = opt_int(j, field, "count").value_or(1);
-  if (s.count < 1) bad(path(field, "count"), "expected 1 or more samples");
+  if (s.count < 1) bad_pcie_reading(path(field, "count"), "expected 1 or more samples");
   return s;
 }
 
@@ -127,22 +128,22 @@ Json gpu_json(const PcieGpuReadings& g) {
   Json j = Json::object();
   j["index"] = g.index;
   j["bus_id"] = g.bus_id;
-  put(j, "numa_node", g.numa_node);
-  put(j, "host_numa_node", g.host_numa_node);
+  put_if_known(j, "numa_node", g.numa_node);
+  put_if_known(j, "host_numa_node", g.host_numa_node);
   if (!g.root_port.empty()) j["root_port"] = g.root_port;
   if (!g.bridges.empty()) j["bridges"] = g.bridges;
   if (g.path_gen_max || g.path_width_max) {
     Json path = Json::object();
-    put(path, "gen_max", g.path_gen_max);
-    put(path, "width_max", g.path_width_max);
+    put_if_known(path, "gen_max", g.path_gen_max);
+    put_if_known(path, "width_max", g.path_width_max);
     j["path"] = path;
   }
   Json link = Json::object();
-  put(link, "gen_current", g.link.gen_current);
-  put(link, "gen_max_link", g.link.gen_max_link);
-  put(link, "gen_max_gpu", g.link.gen_max_gpu);
-  put(link, "width_current", g.link.width_current);
-  put(link, "width_max", g.link.width_max);
+  put_if_known(link, "gen_current", g.link.gen_current);
+  put_if_known(link, "gen_max_link", g.link.gen_max_link);
+  put_if_known(link, "gen_max_gpu", g.link.gen_max_gpu);
+  put_if_known(link, "width_current", g.link.width_current);
+  put_if_known(link, "width_max", g.link.width_max);
   j["link"] = link;
   j["alone"] = directions_json(g.alone);
   j["all_at_once"] = directions_json(g.all_at_once);
@@ -155,7 +156,8 @@ PcieGpuReadings gpu_from(const Json& j, const std::string& field) {
              "link", "alone", "all_at_once"});
   PcieGpuReadings g;
   const auto index = opt_int(j, field, "index");
-  if (!index || *index < 0) bad(path(field, "index"), "expected the GPU's index, 0 or more");
+  if (!index || *index < 0)
+    bad_pcie_reading(path(field, "index"), "expected the GPU's index, 0 or more");
   g.index = *index;
   g.bus_id = opt_string(j, field, "bus_id");
   g.numa_node = opt_int(j, field, "numa_node");
@@ -189,10 +191,10 @@ Json uplink_json(const PcieUplinkReadings& u) {
   Json j = Json::object();
   j["id"] = u.id;
   if (!u.device.empty()) j["device"] = u.device;
-  put(j, "gen_current", u.gen_current);
-  put(j, "width_current", u.width_current);
-  put(j, "gen_max", u.gen_max);
-  put(j, "width_max", u.width_max);
+  put_if_known(j, "gen_current", u.gen_current);
+  put_if_known(j, "width_current", u.width_current);
+  put_if_known(j, "gen_max", u.gen_max);
+  put_if_known(j, "width_max", u.width_max);
   j["gpus"] = u.gpus;
   return j;
 }
@@ -202,7 +204,7 @@ PcieUplinkReadings uplink_from(const Json& j, const std::string& field) {
             {"id", "device", "gen_current", "width_current", "gen_max", "width_max", "gpus"});
   PcieUplinkReadings u;
   u.id = opt_string(j, field, "id");
-  if (u.id.empty()) bad(path(field, "id"), "expected the root port's PCI address");
+  if (u.id.empty()) bad_pcie_reading(path(field, "id"), "expected the root port's PCI address");
   u.device = opt_string(j, field, "device");
   u.gen_current = opt_int(j, field, "gen_current");
   u.width_current = opt_int(j, field, "width_current");
@@ -228,22 +230,23 @@ void from_json(const nlohmann::ordered_json& j, PcieReadings& r) {
   r = PcieReadings{};
   if (find(j, "topology") != nullptr) r.topology = opt_string(j, "", "topology");
   if (r.topology != "sysfs" && r.topology != "partial" && r.topology != "unknown") {
-    bad("topology", "expected \"sysfs\", \"partial\" or \"unknown\"");
+    bad_pcie_reading("topology", "expected \"sysfs\", \"partial\" or \"unknown\"");
   }
   std::set<std::string> entities;
   if (const Json* gpus = find(j, "gpus")) {
-    if (!gpus->is_array()) bad("gpus", "expected an array");
+    if (!gpus->is_array()) bad_pcie_reading("gpus", "expected an array");
     for (std::size_t i = 0; i < gpus->size(); ++i) {
       const std::string field = "gpus[" + std::to_string(i) + "]";
       r.gpus.push_back(gpu_from((*gpus)[i], field));
       if (!entities.insert("gpu" + std::to_string(r.gpus.back().index)).second) {
-        bad(field + ".index", "GPU " + std::to_string(r.gpus.back().index) + " appears twice");
+        bad_pcie_reading(field + ".index",
+                         "GPU " + std::to_string(r.gpus.back().index) + " appears twice");
       }
     }
   }
   std::map<std::string, std::string> placed;  // GPU entity -> the uplink holding it
   if (const Json* uplinks = find(j, "uplinks")) {
-    if (!uplinks->is_array()) bad("uplinks", "expected an array");
+    if (!uplinks->is_array()) bad_pcie_reading("uplinks", "expected an array");
     for (std::size_t i = 0; i < uplinks->size(); ++i) {
       const std::string field = "uplinks[" + std::to_string(i) + "]";
       r.uplinks.push_back(uplink_from((*uplinks)[i], field));
@@ -251,10 +254,11 @@ void from_json(const nlohmann::ordered_json& j, PcieReadings& r) {
       for (std::size_t k = 0; k < u.gpus.size(); ++k) {
         const std::string gpu_field = field + ".gpus[" + std::to_string(k) + "]";
         if (entities.count(u.gpus[k]) == 0) {
-          bad(gpu_field, u.gpus[k] + " is not among the readings' gpus");
+          bad_pcie_reading(gpu_field, u.gpus[k] + " is not among the readings' gpus");
         }
         const auto [at, fresh] = placed.emplace(u.gpus[k], u.id);
-        if (!fresh) bad(gpu_field, u.gpus[k] + " is already behind uplink " + at->second);
+        if (!fresh)
+          bad_pcie_reading(gpu_field, u.gpus[k] + " is already behind uplink " + at->second);
       }
     }
   }

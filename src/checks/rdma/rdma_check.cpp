@@ -34,7 +34,7 @@ constexpr const char* kDevicesFlag = "--rdma-devices";
 constexpr auto kInventoryBudget = 15s;
 constexpr auto kConnectAllowance = 10s;  // beyond a transfer's seconds: setup, connect, drain
 // Kept free before the check's deadline to record what ran (CheckContext::finish_by).
-constexpr auto kEndMargin = 1s;
+constexpr auto kRdmaEndMargin = 1s;
 
 std::vector<GpuLocation> gpu_locations(const NodeReading& node) {
   std::vector<GpuLocation> out;
@@ -266,7 +266,7 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   readings.rdma_devices = rdma_device_list(*ctx.options);
   const bool expected =
       (readings.expect_rnics && *readings.expect_rnics > 0) || !readings.rdma_devices.empty();
-  const auto end = ctx.finish_by(kEndMargin);
+  const auto end = ctx.finish_by(kRdmaEndMargin);
   // The planner's request (its share of the time, the rotation), with what this run knows for
   // sure; a context made by hand (unit tests) has no request and plans the profile's whole work.
   WorkRequest request = ctx.work_request();

@@ -33,7 +33,7 @@ const SpeedInfo* find_speed(int active_speed) {
   return nullptr;
 }
 
-std::string format_gbps(double gbps) {
+std::string link_rate_text(double gbps) {
   // %g: whole rates print without decimals ("400"), SDR keeps its half ("2.5").
   char text[32];
   std::snprintf(text, sizeof text, "%g Gb/s", gbps);
@@ -128,7 +128,7 @@ std::string rdma_port_rate_name(int active_speed, int active_width) {
   std::string name = speed != nullptr ? speed->name : "speed " + hex(active_speed);
   name += lanes != 0 ? " " + std::to_string(lanes) + "x" : " width " + hex(active_width);
   if (speed != nullptr && lanes != 0) {
-    name += " (" + format_gbps(rdma_port_rate_gbps(active_speed, active_width)) + ")";
+    name += " (" + link_rate_text(rdma_port_rate_gbps(active_speed, active_width)) + ")";
   }
   return name;
 }
@@ -152,8 +152,8 @@ std::vector<PortJudgement> judge_ports(const std::vector<RdmaDevice>& devices,
         add(PortIssue::unknown_rate,
             "rate unknown (" + rdma_port_rate_name(port.active_speed, port.active_width) + ")");
       } else if (expect.min_port_gbps > 0 && rate < expect.min_port_gbps) {
-        add(PortIssue::slow,
-            format_gbps(rate) + ", below the minimum of " + format_gbps(expect.min_port_gbps));
+        add(PortIssue::slow, link_rate_text(rate) + ", below the minimum of " +
+                                 link_rate_text(expect.min_port_gbps));
       }
       if (is_ethernet(port) && !port.usable_gid) {
         add(PortIssue::no_gid, "no RoCE v2 GID with an IP address");

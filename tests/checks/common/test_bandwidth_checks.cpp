@@ -9,15 +9,18 @@
 
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 
 using namespace preflight;
+using preflight::test::findings;
+using preflight::test::has_metric;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct Outcome {
+struct BandwidthOutcome {
   Verdict verdict;
   int abandoned = 0;
   double seconds = 0.0;
@@ -30,10 +33,11 @@ struct Outcome {
   }
 };
 
-Outcome run_checks(const NodeReading& node, test::FakeBandwidthEngine& engine,
-                   const std::vector<std::string>& checks,
-                   const std::vector<std::string>& fault_specs = {},
-                   Profile profile = Profile::quick, std::chrono::seconds timeout = 60s) {
+BandwidthOutcome run_bandwidth_checks(const NodeReading& node, test::FakeBandwidthEngine& engine,
+                                      const std::vector<std::string>& checks,
+                                      const std::vector<std::string>& fault_specs = {},
+                                      Profile profile = Profile::quick,
+                                      std::chrono::seconds timeout = 60s) {
   CheckRegistry registry;
   register_builtin_checks(registry);
   const auto plan = plan_checks(registry, profile, checks);
@@ -53,17 +57,11 @@ Outcome run_checks(const NodeReading& node, test::FakeBandwidthEngine& engine,
   const auto start = SteadyClock::now();
   const auto out = runner.run(state, plan, settings);
   REQUIRE(out.invalid.empty());
-  Outcome o;
+  BandwidthOutcome o;
   o.verdict = out.verdict;
   o.abandoned = state.abandoned_threads();
   o.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   return o;
-}
-
-std::set<std::string> findings(const CheckResult& r) {
-  std::set<std::string> out;
-  for (const auto& f : r.findings) out.insert(f.code + "@" + f.entity);
-  return out;
 }
 
 const Finding* find(const CheckResult& r, const std::string& code) {
@@ -73,16 +71,11 @@ const Finding* find(const CheckResult& r, const std::string& code) {
   return nullptr;
 }
 
-bool has_metric(const CheckResult& r, const std::string& key) {
-  return std::any_of(r.metrics.begin(), r.metrics.end(),
-                     [&](const Metric& m) { return m.key() == key; });
-}
-
 }  // namespace
 
 TEST_CASE("bandwidth checks: a healthy 4-GPU H100 node passes all three") {
   test::FakeBandwidthEngine engine;
-  const auto o = run_checks(test::healthy_node(4), engine, {"pcie", "nvlink", "hbm"});
+  const auto o = run_bandwidth_checks(test::healthy_node(4), engine, {"pcie", "nvlink", "hbm"});
   for (const char* name : {"pcie", "nvlink", "hbm"}) {
     const CheckResult& c = o.check(name);
     INFO(name << ": " << c.summary);
@@ -112,7 +105,8 @@ TEST_CASE("bandwidth checks: a healthy 4-GPU H100 node passes all three") {
 
 TEST_CASE("bandwidth checks: pcie-slow fails the GPU it targets, naming its link") {
   test::FakeBandwidthEngine engine;
-  const auto o = run_checks(test::healthy_node(4), engine, {"pcie"}, {"pcie-slow:0.5@gpu=1"});
+  const auto o =
+      run_bandwidth_checks(test::healthy_node(4), engine, {"pcie"}, {"pcie-slow:0.5@gpu=1"});
   const CheckResult& pcie = o.check("pcie");
   const auto got = findings(pcie);
   CHECK(got.count("PCIE_BANDWIDTH_LOW@gpu1") == 1);
@@ -133,7 +127,7 @@ TEST_CASE("bandwidth checks: a link trained down is named in the finding") {
   engine.gpu_factor[2] = 0.5;  // Gen4 carries half
   NodeReading node = test::healthy_node(4);
   node.gpus[2].pcie_gen_max_link = 4;
-  const auto o = run_checks(node, engine, {"pcie"});
+  const auto o = run_bandwidth_checks(node, engine, {"pcie"});
   const Finding* low = find(o.check("pcie"), "PCIE_BANDWIDTH_LOW");
   REQUIRE(low != nullptr);
   CHECK(low->entity == "gpu2");
@@ -144,7 +138,7 @@ TEST_CASE("bandwidth checks: a link trained down is named in the finding") {
 TEST_CASE("bandwidth checks: a switch that cannot carry all GPUs at once") {
   test::FakeBandwidthEngine engine;
   engine.shared_host_factor = 0.4;
-  const auto o = run_checks(test::healthy_node(4), engine, {"pcie"});
+  const auto o = run_bandwidth_checks(test::healthy_node(4), engine, {"pcie"});
   const auto got = findings(o.check("pcie"));
   CHECK(got ==
         std::set<std::string>{"PCIE_SHARED_BANDWIDTH_LOW@gpu0", "PCIE_SHARED_BANDWIDTH_LOW@gpu1",
@@ -153,7 +147,8 @@ TEST_CASE("bandwidth checks: a switch that cannot carry all GPUs at once") {
 
 TEST_CASE("bandwidth checks: pcie records its readings, and judging them again agrees") {
   test::FakeBandwidthEngine engine;
-  const auto o = run_checks(test::healthy_node(3), engine, {"pcie"}, {"pcie-slow:0.5@gpu=2"});
+  const auto o =
+      run_bandwidth_checks(test::healthy_node(3), engine, {"pcie"}, {"pcie-slow:0.5@gpu=2"});
   const CheckResult& pcie = o.check("pcie");
   REQUIRE(pcie.readings.is_object());
   const auto& gpus = pcie.readings["gpus"];
@@ -189,7 +184,7 @@ TEST_CASE("bandwidth checks: nvlink-slow fails its pair, whichever order it is w
   for (const std::string spec : {"nvlink-slow:0.5@pair=1-2", "nvlink-slow:0.5@pair=2-1"}) {
     INFO(spec);
     test::FakeBandwidthEngine engine;
-    const auto o = run_checks(test::healthy_node(4), engine, {"nvlink"}, {spec});
+    const auto o = run_bandwidth_checks(test::healthy_node(4), engine, {"nvlink"}, {spec});
     const CheckResult& nvlink = o.check("nvlink");
     CHECK(findings(nvlink) == std::set<std::string>{"NVLINK_BANDWIDTH_LOW@gpu1-gpu2"});
     const Finding* low = find(nvlink, "NVLINK_BANDWIDTH_LOW");
@@ -206,7 +201,7 @@ TEST_CASE("bandwidth checks: no peer access fails on an NVLink SKU, not on a PCI
   SECTION("H100 SXM") {
     test::FakeBandwidthEngine engine;
     engine.no_peer_access = {{0, 3}, {3, 0}};
-    const auto o = run_checks(test::healthy_node(4), engine, {"nvlink"});
+    const auto o = run_bandwidth_checks(test::healthy_node(4), engine, {"nvlink"});
     const CheckResult& nvlink = o.check("nvlink");
     CHECK(findings(nvlink) == std::set<std::string>{"NVLINK_NO_PEER_ACCESS@gpu0-gpu3"});
     CHECK(nvlink.matrices[0].values[0][3] == Approx(0.0));
@@ -221,7 +216,7 @@ TEST_CASE("bandwidth checks: no peer access fails on an NVLink SKU, not on a PCI
       g.pci_device_id = 0x2331;
       g.name = "NVIDIA H100 PCIe";
     }
-    const auto o = run_checks(node, engine, {"nvlink"});
+    const auto o = run_bandwidth_checks(node, engine, {"nvlink"});
     CHECK(o.check("nvlink").findings.empty());
     CHECK_THAT(o.check("nvlink").summary, Catch::Contains("no NVLink expectation"));
   }
@@ -229,14 +224,15 @@ TEST_CASE("bandwidth checks: no peer access fails on an NVLink SKU, not on a PCI
 
 TEST_CASE("bandwidth checks: nvlink is skipped on a single GPU, with the reason") {
   test::FakeBandwidthEngine engine;
-  const auto o = run_checks(test::healthy_node(1), engine, {"nvlink"});
+  const auto o = run_bandwidth_checks(test::healthy_node(1), engine, {"nvlink"});
   CHECK(o.check("nvlink").status == Status::skip);
   CHECK_THAT(o.check("nvlink").skip_reason, Catch::Contains("single GPU"));
 }
 
 TEST_CASE("bandwidth checks: hbm-corrupt is found with its address range") {
   test::FakeBandwidthEngine engine;
-  const auto o = run_checks(test::healthy_node(4), engine, {"hbm"}, {"hbm-corrupt@gpu=2"});
+  const auto o =
+      run_bandwidth_checks(test::healthy_node(4), engine, {"hbm"}, {"hbm-corrupt@gpu=2"});
   const CheckResult& hbm = o.check("hbm");
   CHECK(findings(hbm) == std::set<std::string>{"HBM_PATTERN_MISMATCH@gpu2"});
   const Finding* bad = find(hbm, "HBM_PATTERN_MISMATCH");
@@ -250,7 +246,8 @@ TEST_CASE("bandwidth checks: hbm-corrupt is found with its address range") {
 TEST_CASE("bandwidth checks: standard covers most of the memory with every pattern") {
   test::FakeBandwidthEngine engine;
   engine.bad_memory = {1};
-  const auto o = run_checks(test::healthy_node(2), engine, {"hbm"}, {}, Profile::standard);
+  const auto o =
+      run_bandwidth_checks(test::healthy_node(2), engine, {"hbm"}, {}, Profile::standard);
   REQUIRE(engine.pattern_jobs.size() == 2);
   const std::uint64_t usable = (std::uint64_t{80} << 30) - (std::uint64_t{3} << 29);
   CHECK(engine.pattern_jobs[0].bytes > usable * 85 / 100);
@@ -267,19 +264,19 @@ TEST_CASE("bandwidth checks: slow memory, corrupted copies and CUDA errors are f
   SECTION("slow HBM") {
     test::FakeBandwidthEngine engine;
     engine.gpu_factor[0] = 0.5;  // also halves its PCIe figures, which the hbm check ignores
-    const auto o = run_checks(test::healthy_node(2), engine, {"hbm"});
+    const auto o = run_bandwidth_checks(test::healthy_node(2), engine, {"hbm"});
     CHECK(findings(o.check("hbm")) == std::set<std::string>{"HBM_BANDWIDTH_LOW@gpu0"});
   }
   SECTION("bytes changed on the way") {
     test::FakeBandwidthEngine engine;
     engine.corrupt_copies = {1};
-    const auto o = run_checks(test::healthy_node(2), engine, {"pcie"});
+    const auto o = run_bandwidth_checks(test::healthy_node(2), engine, {"pcie"});
     CHECK(findings(o.check("pcie")).count("BANDWIDTH_DATA_MISMATCH@gpu1") == 1);
   }
   SECTION("a CUDA error") {
     test::FakeBandwidthEngine engine;
     engine.failing = {0};
-    const auto o = run_checks(test::healthy_node(1), engine, {"hbm"});
+    const auto o = run_bandwidth_checks(test::healthy_node(1), engine, {"hbm"});
     CHECK(findings(o.check("hbm")).count("BANDWIDTH_CUDA_ERROR@gpu0") == 1);
   }
 }
@@ -287,7 +284,8 @@ TEST_CASE("bandwidth checks: slow memory, corrupted copies and CUDA errors are f
 TEST_CASE("bandwidth checks: a copy that never returns is a timeout on its GPU; the run ends") {
   test::FakeBandwidthEngine engine;
   engine.hanging = {1};
-  const auto o = run_checks(test::healthy_node(3), engine, {"pcie"}, {}, Profile::quick, 40s);
+  const auto o =
+      run_bandwidth_checks(test::healthy_node(3), engine, {"pcie"}, {}, Profile::quick, 40s);
   const CheckResult& pcie = o.check("pcie");
   CHECK(findings(pcie).count("BANDWIDTH_TIMEOUT@gpu1") == 1);
   CHECK(has_metric(pcie, "gpu2.h2d_gbps"));
@@ -296,36 +294,18 @@ TEST_CASE("bandwidth checks: a copy that never returns is a timeout on its GPU; 
   engine.release();
 }
 
-namespace {
-
-// A 4-GPU board without NVSwitch (HGX H100 4-GPU): each GPU's 18 links join it directly to the
-// three others, 6 per pair.
-NodeReading direct_mesh_node() {
-  NodeReading node = test::healthy_node(4);
-  for (auto& g : node.gpus) {
-    g.nvlink_switch_links = 0;
-    g.nvlink_peer_bus_ids.clear();
-    for (const auto& peer : node.gpus) {
-      if (peer.index == g.index) continue;
-      for (int link = 0; link < 6; ++link) g.nvlink_peer_bus_ids.push_back(peer.pci_bus_id);
-    }
-  }
-  return node;
-}
-
-}  // namespace
-
 TEST_CASE("bandwidth checks: a 4-GPU board's pairs are held to their direct links") {
   SECTION("6 of 18 links per pair carry a third: 130 GB/s passes") {
     test::FakeBandwidthEngine engine;
     engine.peer_gbps = 130.0;
-    const auto o = run_checks(direct_mesh_node(), engine, {"nvlink"});
+    const auto o = run_bandwidth_checks(test::direct_mesh_node(), engine, {"nvlink"});
     CHECK(o.check("nvlink").findings.empty());
   }
   SECTION("a pair that lost links is named with its basis") {
     test::FakeBandwidthEngine engine;
     engine.peer_gbps = 130.0;
-    const auto o = run_checks(direct_mesh_node(), engine, {"nvlink"}, {"nvlink-slow:0.5@pair=0-3"});
+    const auto o = run_bandwidth_checks(test::direct_mesh_node(), engine, {"nvlink"},
+                                        {"nvlink-slow:0.5@pair=0-3"});
     const CheckResult& nvlink = o.check("nvlink");
     CHECK(findings(nvlink) == std::set<std::string>{"NVLINK_BANDWIDTH_LOW@gpu0-gpu3"});
     CHECK_THAT(nvlink.findings.at(0).message, Catch::Contains("6 direct links"));
@@ -336,7 +316,7 @@ TEST_CASE("bandwidth checks: a 4-GPU board's pairs are held to their direct link
     engine.peer_gbps = 130.0;
     NodeReading node = test::healthy_node(4);
     for (auto& g : node.gpus) g.nvlink_switch_links = 18;
-    const auto o = run_checks(node, engine, {"nvlink"});
+    const auto o = run_bandwidth_checks(node, engine, {"nvlink"});
     CHECK(o.check("nvlink").findings.size() == 6);  // every unordered pair
     CHECK_THAT(o.check("nvlink").findings.at(0).message, Catch::Contains("NVSwitch"));
   }
@@ -346,7 +326,7 @@ TEST_CASE("bandwidth checks: a GPU CUDA cannot use is reported untested, never a
   test::FakeBandwidthEngine engine;
   NodeReading node = test::healthy_node(3);
   node.gpus[1].cuda_ordinal = -1;
-  const auto o = run_checks(node, engine, {"pcie", "nvlink", "hbm"});
+  const auto o = run_bandwidth_checks(node, engine, {"pcie", "nvlink", "hbm"});
   for (const char* name : {"pcie", "nvlink", "hbm"}) {
     INFO(name);
     CHECK(findings(o.check(name)).count("BANDWIDTH_GPU_NOT_TESTED@gpu1") == 1);
@@ -354,7 +334,7 @@ TEST_CASE("bandwidth checks: a GPU CUDA cannot use is reported untested, never a
   }
   NodeReading none = test::healthy_node(2);
   for (auto& g : none.gpus) g.cuda_ordinal = -1;
-  const auto skipped = run_checks(none, engine, {"pcie", "hbm"});
+  const auto skipped = run_bandwidth_checks(none, engine, {"pcie", "hbm"});
   CHECK(skipped.check("pcie").status == Status::skip);
   CHECK_THAT(skipped.check("hbm").skip_reason, Catch::Contains("CUDA can use none"));
 }

@@ -16,6 +16,7 @@
 
 #include "checks/common/bandwidth_math.hpp"
 #include "kernels/memory_patterns.hpp"
+#include "model/byte_units.hpp"
 #include "preflight/thresholds.hpp"
 #include "support/builtin_thresholds.hpp"
 
@@ -25,16 +26,15 @@ using preflight::ChunkMismatch;
 using preflight::MemoryPattern;
 using preflight::PairClass;
 using preflight::PairJudgement;
+using preflight::kMiB;
 
 namespace {
 
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-
 // An n-GPU matrix with every off-diagonal cell measured at `value`, and full peer access.
-struct Matrix {
+struct UniformMatrix {
   BandwidthMatrix cells;
   std::vector<std::vector<bool>> access;
-  Matrix(int n, double value)
+  UniformMatrix(int n, double value)
       : cells(n, std::vector<std::optional<double>>(n, value)),
         access(n, std::vector<bool>(n, true)) {
     for (int i = 0; i < n; ++i) cells[i][i] = std::nullopt;
@@ -42,7 +42,7 @@ struct Matrix {
 };
 
 // Fail below 270, warn below 315: 0.6 and 0.7 of an H100 SXM's 450 GB/s.
-std::vector<PairJudgement> classify(const Matrix& m, double fail = 270, double warn = 315) {
+std::vector<PairJudgement> classify(const UniformMatrix& m, double fail = 270, double warn = 315) {
   return preflight::classify_matrix(m.cells, m.access, fail, warn);
 }
 
@@ -267,22 +267,22 @@ TEST_CASE("bandwidth math: a GPU's fair share of a shared PCIe uplink") {
 
 TEST_CASE("bandwidth math: classify the NVLink matrix") {
   SECTION("4 GPUs all good") {
-    CHECK(pairs(classify(Matrix(4, 380))).empty());
+    CHECK(pairs(classify(UniformMatrix(4, 380))).empty());
   }
   SECTION("one slow pair fails with its value and limit") {
-    Matrix m(4, 380);
+    UniformMatrix m(4, 380);
     m.cells[1][2] = 100.0;
     CHECK(pairs(classify(m)) == Texts{"1->2 fail 100 < 270"});
   }
   SECTION("warn band: at or above fail, below warn") {
-    Matrix m(4, 380);
+    UniformMatrix m(4, 380);
     m.cells[2][3] = 300.0;
     m.cells[3][2] = 270.0;  // exactly the fail limit is not below it
     m.cells[0][1] = 315.0;  // exactly the warn limit is ok
     CHECK(pairs(classify(m)) == Texts{"2->3 warn 300 < 315", "3->2 warn 270 < 315"});
   }
   SECTION("no peer access, measured or not") {
-    Matrix m(4, 380);
+    UniformMatrix m(4, 380);
     m.access[0][3] = false;
     m.access[3][0] = false;
     m.cells[3][0] = std::nullopt;
@@ -290,13 +290,13 @@ TEST_CASE("bandwidth math: classify the NVLink matrix") {
     CHECK(pairs(classify(m)) == Texts{"0->3 no_peer_access 380", "3->0 no_peer_access 0"});
   }
   SECTION("not measured with access") {
-    Matrix m(4, 380);
+    UniformMatrix m(4, 380);
     m.cells[2][1] = std::nullopt;
     m.cells[3].resize(2);  // a short row: [3][2] and [3][3] missing
     CHECK(pairs(classify(m)) == Texts{"2->1 not_measured", "3->2 not_measured"});
   }
   SECTION("the diagonal is ignored") {
-    Matrix m(4, 380);
+    UniformMatrix m(4, 380);
     for (int i = 0; i < 4; ++i) {
       m.cells[i][i] = 1.0;
       m.access[i][i] = false;
@@ -304,7 +304,7 @@ TEST_CASE("bandwidth math: classify the NVLink matrix") {
     CHECK(pairs(classify(m)).empty());
   }
   SECTION("row-major order") {
-    Matrix m(4, 380);
+    UniformMatrix m(4, 380);
     m.cells[3][1] = 10.0;
     m.cells[0][2] = 300.0;
     m.access[2][0] = false;
@@ -315,7 +315,7 @@ TEST_CASE("bandwidth math: classify the NVLink matrix") {
                                       "3->1 fail 10 < 270"});
   }
   SECTION("a level of 0 is disabled") {
-    Matrix m(4, 380);
+    UniformMatrix m(4, 380);
     m.cells[1][0] = 100.0;
     m.cells[2][0] = 300.0;
     CHECK(pairs(classify(m, 0, 315)) == Texts{"1->0 warn 100 < 315", "2->0 warn 300 < 315"});
@@ -326,14 +326,14 @@ TEST_CASE("bandwidth math: classify the NVLink matrix") {
     CHECK(pairs(classify(m, 0, 0)) == Texts{"0->1 no_peer_access 380"});
   }
   SECTION("pairs missing from peer_access have no access") {
-    const Matrix m(3, 380);
+    const UniformMatrix m(3, 380);
     const auto j = preflight::classify_matrix(m.cells, {}, 270, 315);
     CHECK(j.size() == 6);  // 3 * 2 ordered pairs
     for (const auto& pair : j) CHECK(pair.kind == PairClass::no_peer_access);
   }
   SECTION("one GPU or none: no pairs") {
-    CHECK(classify(Matrix(1, 380)).empty());
-    CHECK(classify(Matrix(0, 380)).empty());
+    CHECK(classify(UniformMatrix(1, 380)).empty());
+    CHECK(classify(UniformMatrix(0, 380)).empty());
   }
 }
 

@@ -14,27 +14,22 @@
 #include "checks/nvlink/nvlink_check.hpp"
 #include "checks/nvlink/nvlink_readings.hpp"
 #include "checks/pcie/pcie_check.hpp"
+#include "model/byte_units.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 
 using namespace preflight;
+using preflight::test::h100;
 using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-const Thresholds& h100() {
-  static const Thresholds t =
-      preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
-  return t;
-}
-
-WorkRequest request_for(Profile profile, int gpus, std::optional<double> seconds = std::nullopt,
-                        std::uint64_t rotation = 0, const Thresholds* t = &h100()) {
+WorkRequest bandwidth_request(Profile profile, int gpus,
+                              std::optional<double> seconds = std::nullopt,
+                              std::uint64_t rotation = 0, const Thresholds* t = &h100()) {
   static const CheckOptions options;
   WorkRequest r;
   r.profile = profile;
@@ -84,47 +79,47 @@ struct HandRun {
 }  // namespace
 
 TEST_CASE("pcie plan: the whole work for 1 and 8 H100 GPUs") {
-  const PcieWork one = plan_pcie(request_for(Profile::quick, 1));
+  const PcieWork one = plan_pcie(bandwidth_request(Profile::quick, 1));
   CHECK(one.plan.expected_s == Approx(0.45).margin(0.01));
   CHECK(one.plan.floor_s < one.plan.expected_s);
   CHECK_FALSE(one.plan.reduced);
   CHECK(one.plan.rotation_steps == 1);
   CHECK(one.plan.coverage == "1 GPU alone (h2d, d2h, bidir); 64 MiB x 4 copies x 3 samples");
 
-  const PcieWork eight = plan_pcie(request_for(Profile::quick, 8));
+  const PcieWork eight = plan_pcie(bandwidth_request(Profile::quick, 8));
   CHECK(eight.plan.expected_s == Approx(3.64).margin(0.01));  // issue 16's quick budget: ~3.5
   CHECK(eight.plan.coverage ==
         "8 GPUs alone (h2d, d2h, bidir) and all at once; 64 MiB x 4 copies x 3 samples");
 
   // Standard and burn-in keep today's sizes.
-  const PcieWork standard = plan_pcie(request_for(Profile::standard, 8));
+  const PcieWork standard = plan_pcie(bandwidth_request(Profile::standard, 8));
   CHECK(same_shape(standard.shape, {256 * kMiB, 4, 5}));
   CHECK(standard.plan.expected_s == Approx(11.0).margin(0.05));
-  CHECK(same_shape(plan_pcie(request_for(Profile::burnin, 8)).shape, {256 * kMiB, 8, 10}));
+  CHECK(same_shape(plan_pcie(bandwidth_request(Profile::burnin, 8)).shape, {256 * kMiB, 8, 10}));
   // Without thresholds (a unit test, an unknown SKU) the slower fallback link: longer.
-  CHECK(plan_pcie(request_for(Profile::quick, 8, std::nullopt, 0, nullptr)).plan.expected_s >
+  CHECK(plan_pcie(bandwidth_request(Profile::quick, 8, std::nullopt, 0, nullptr)).plan.expected_s >
         eight.plan.expected_s);
-  CHECK(plan_pcie(request_for(Profile::quick, 0)).plan.expected_s == 0.0);
+  CHECK(plan_pcie(bandwidth_request(Profile::quick, 0)).plan.expected_s == 0.0);
 }
 
 TEST_CASE("pcie plan: fewer samples and smaller copies fit the seconds, down to the floor") {
-  const PcieWork whole = plan_pcie(request_for(Profile::standard, 8));
+  const PcieWork whole = plan_pcie(bandwidth_request(Profile::standard, 8));
   for (double s : {9.0, 6.0, 4.0}) {
     INFO(s);
-    const PcieWork w = plan_pcie(request_for(Profile::standard, 8, s));
+    const PcieWork w = plan_pcie(bandwidth_request(Profile::standard, 8, s));
     CHECK(w.plan.expected_s <= s);
     CHECK(w.plan.reduced);
     CHECK(w.plan.floor_s == Approx(whole.plan.floor_s));
     CHECK(w.shape.samples >= 2);
   }
   // Below the floor (the planner never asks it): the floor, 64 MiB x 4 x 2.
-  const PcieWork least = plan_pcie(request_for(Profile::standard, 8, 0.1));
+  const PcieWork least = plan_pcie(bandwidth_request(Profile::standard, 8, 0.1));
   CHECK(same_shape(least.shape, {64 * kMiB, 4, 2}));
   CHECK(least.plan.expected_s == Approx(whole.plan.floor_s));
   CHECK(least.plan.coverage ==
         "8 GPUs alone (h2d, d2h, bidir) and all at once; 64 MiB x 4 copies x 2 samples");
   // Enough seconds: the whole work, not reduced.
-  const PcieWork roomy = plan_pcie(request_for(Profile::standard, 8, 100.0));
+  const PcieWork roomy = plan_pcie(bandwidth_request(Profile::standard, 8, 100.0));
   CHECK_FALSE(roomy.plan.reduced);
   CHECK(same_shape(roomy.shape, whole.shape));
 }
@@ -132,7 +127,7 @@ TEST_CASE("pcie plan: fewer samples and smaller copies fit the seconds, down to 
 TEST_CASE("nvlink plan: quick covers every pair on 2 to 4 GPUs, rotates on 8") {
   for (int n : {2, 3, 4}) {
     INFO(n << " GPUs");
-    const NvlinkWork w = plan_nvlink(request_for(Profile::quick, n));
+    const NvlinkWork w = plan_nvlink(bandwidth_request(Profile::quick, n));
     CHECK(w.rotation.complete());
     CHECK(w.plan.rotation_steps == 1);
     CHECK(w.plan.covered.empty());
@@ -140,7 +135,7 @@ TEST_CASE("nvlink plan: quick covers every pair on 2 to 4 GPUs, rotates on 8") {
     CHECK(w.plan.expected_s < 4.0);
   }
   // 8 x H100: as many shifts as fit ~4 s, two runs for every pair.
-  const NvlinkWork eight = plan_nvlink(request_for(Profile::quick, 8));
+  const NvlinkWork eight = plan_nvlink(bandwidth_request(Profile::quick, 8));
   CHECK(eight.plan.expected_s <= 4.0);
   CHECK(eight.plan.expected_s == Approx(3.75).margin(0.01));
   CHECK_FALSE(eight.plan.reduced);  // the quick profile's whole work is itself rotated
@@ -150,35 +145,35 @@ TEST_CASE("nvlink plan: quick covers every pair on 2 to 4 GPUs, rotates on 8") {
         "40 of 56 ordered pairs (step 1 of 2); 64 MiB x 4 copies x 3 samples");
   CHECK(eight.plan.covered.size() == 24);
   CHECK(eight.plan.covered.front() == "gpu0-gpu1");
-  const NvlinkWork second = plan_nvlink(request_for(Profile::quick, 8, std::nullopt, 1));
+  const NvlinkWork second = plan_nvlink(bandwidth_request(Profile::quick, 8, std::nullopt, 1));
   CHECK(second.plan.coverage ==
         "16 of 56 ordered pairs (step 2 of 2); 64 MiB x 4 copies x 3 samples");
   CHECK(second.plan.expected_s < eight.plan.expected_s);
   // Standard: every pair, today's sizes.
-  const NvlinkWork standard = plan_nvlink(request_for(Profile::standard, 8));
+  const NvlinkWork standard = plan_nvlink(bandwidth_request(Profile::standard, 8));
   CHECK(standard.rotation.complete());
   CHECK(standard.plan.coverage == "56 of 56 ordered pairs; 256 MiB x 4 copies x 5 samples");
   CHECK(standard.plan.expected_s == Approx(5.96).margin(0.01));
   // One GPU: nothing (the check skips).
-  CHECK(plan_nvlink(request_for(Profile::quick, 1)).plan.expected_s == 0.0);
+  CHECK(plan_nvlink(bandwidth_request(Profile::quick, 1)).plan.expected_s == 0.0);
 }
 
 TEST_CASE("nvlink plan: samples shrink before pairs, and the floor is one shift") {
-  const NvlinkWork whole = plan_nvlink(request_for(Profile::standard, 8));
+  const NvlinkWork whole = plan_nvlink(bandwidth_request(Profile::standard, 8));
   // A little less time: every pair, fewer samples.
-  const NvlinkWork less = plan_nvlink(request_for(Profile::standard, 8, 5.0));
+  const NvlinkWork less = plan_nvlink(bandwidth_request(Profile::standard, 8, 5.0));
   CHECK(less.rotation.complete());
   CHECK(less.plan.reduced);
   CHECK(less.plan.expected_s <= 5.0);
   CHECK_FALSE(same_shape(less.shape, whole.shape));
   // Much less: rotated, as many shifts as fit.
-  const NvlinkWork rotated = plan_nvlink(request_for(Profile::standard, 8, 2.0));
+  const NvlinkWork rotated = plan_nvlink(bandwidth_request(Profile::standard, 8, 2.0));
   CHECK_FALSE(rotated.rotation.complete());
   CHECK(rotated.plan.expected_s <= 2.0);
   CHECK(rotated.plan.rotation_steps > 1);
   CHECK_THAT(rotated.plan.coverage, Catch::Contains("(step 1 of "));
   // Below the floor: one shift of the least shape, 8 of 56 ordered pairs in 7 steps.
-  const NvlinkWork least = plan_nvlink(request_for(Profile::standard, 8, 0.1));
+  const NvlinkWork least = plan_nvlink(bandwidth_request(Profile::standard, 8, 0.1));
   CHECK(least.plan.rotation_steps == 7);
   CHECK(same_shape(least.shape, {64 * kMiB, 4, 2}));
   CHECK(least.plan.expected_s <= whole.plan.floor_s + 1e-9);
@@ -190,13 +185,14 @@ TEST_CASE("nvlink plan: rotation covers every pair over rotation_steps runs") {
   for (int n : {3, 5, 8}) {
     for (double seconds : {0.1, 1.5, 2.5, 3.5}) {
       INFO(n << " GPUs, " << seconds << " s");
-      const int steps = plan_nvlink(request_for(Profile::standard, n, seconds)).plan.rotation_steps;
+      const int steps =
+          plan_nvlink(bandwidth_request(Profile::standard, n, seconds)).plan.rotation_steps;
       std::set<std::pair<int, int>> ordered;
       std::set<std::pair<int, int>> unordered;
       std::set<std::string> covered;
       for (int run = 0; run < steps; ++run) {
         const NvlinkWork w = plan_nvlink(
-            request_for(Profile::standard, n, seconds, static_cast<std::uint64_t>(run)));
+            bandwidth_request(Profile::standard, n, seconds, static_cast<std::uint64_t>(run)));
         CHECK(w.plan.rotation_steps == steps);  // every run cuts the pairs the same way
         CHECK(w.plan.rotation_step == run);
         for (const auto& p : w.rotation.ordered_pairs()) ordered.insert(p);
@@ -211,20 +207,20 @@ TEST_CASE("nvlink plan: rotation covers every pair over rotation_steps runs") {
 }
 
 TEST_CASE("hbm plan: the whole work for 1 and 8 H100 GPUs") {
-  const HbmWork one = hbm_for(request_for(Profile::quick, 1));
+  const HbmWork one = hbm_for(bandwidth_request(Profile::quick, 1));
   CHECK(one.plan.expected_s == Approx(0.20).margin(0.01));
   CHECK(one.plan.coverage ==
         "copies 512 MiB x 8 copies x 3 samples; patterns address, inverse-address, random over "
         "2048 MiB per GPU");
-  const HbmWork eight = hbm_for(request_for(Profile::quick, 8));
+  const HbmWork eight = hbm_for(bandwidth_request(Profile::quick, 8));
   CHECK(eight.plan.expected_s == Approx(0.89).margin(0.01));  // issue 16's quick budget: ~1.5
   CHECK(eight.plan.floor_s < eight.plan.expected_s);
-  const HbmWork standard = hbm_for(request_for(Profile::standard, 8));
+  const HbmWork standard = hbm_for(bandwidth_request(Profile::standard, 8));
   CHECK(standard.patterns.size() == 6);
   CHECK(same_shape(standard.copy, {1024 * kMiB, 8, 5}));
   CHECK(hbm_pattern_bytes(standard, 80 * kGiB) > 70 * kGiB);
   CHECK(standard.plan.expected_s == Approx(5.74).margin(0.01));
-  const HbmWork burnin = hbm_for(request_for(Profile::burnin, 8));
+  const HbmWork burnin = hbm_for(bandwidth_request(Profile::burnin, 8));
   // Burn-in stresses the memory as long as gemm's burn-in products: as many passes as fit 600 s.
   CHECK(burnin.passes > 100);
   CHECK(burnin.plan.expected_s == Approx(600.0).margin(5.0));
@@ -238,11 +234,11 @@ TEST_CASE("hbm plan: the whole work for 1 and 8 H100 GPUs") {
 }
 
 TEST_CASE("hbm plan: copies, passes, patterns, then the slice shrink, and address stays") {
-  const HbmWork whole = hbm_for(request_for(Profile::burnin, 8));
+  const HbmWork whole = hbm_for(bandwidth_request(Profile::burnin, 8));
   double last = whole.plan.expected_s;
   for (double s : {9.0, 6.0, 4.0, 3.0, 2.0, 1.5, 1.2, 1.0, 0.8}) {
     INFO(s);
-    const HbmWork w = hbm_for(request_for(Profile::burnin, 8, s));
+    const HbmWork w = hbm_for(bandwidth_request(Profile::burnin, 8, s));
     CHECK(w.plan.reduced);
     CHECK(w.plan.expected_s <= std::max(s, w.plan.floor_s) + 1e-9);
     CHECK(w.plan.expected_s <= last + 1e-9);
@@ -251,7 +247,7 @@ TEST_CASE("hbm plan: copies, passes, patterns, then the slice shrink, and addres
     last = w.plan.expected_s;
   }
   // The floor: address-in-address alone over 1 GiB, the copies' least.
-  const HbmWork least = hbm_for(request_for(Profile::burnin, 8, 0.1));
+  const HbmWork least = hbm_for(bandwidth_request(Profile::burnin, 8, 0.1));
   CHECK(least.patterns == std::vector<MemoryPattern>{MemoryPattern::address});
   CHECK(hbm_pattern_bytes(least, 80 * kGiB) == kGiB);
   CHECK(least.passes == 1);

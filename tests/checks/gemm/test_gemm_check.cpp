@@ -12,10 +12,13 @@
 #include "run/rejudge.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_gemm_engine.hpp"
 
 using namespace preflight;
+using preflight::test::findings;
+using preflight::test::options_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -26,12 +29,6 @@ struct GemmRun {
   int abandoned = 0;
   double seconds = 0.0;
 };
-
-CheckOptions options_of(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  CheckOptions o;
-  for (const auto& [flag, value] : pairs) o.set(flag, value);
-  return o;
-}
 
 GemmRun run_gemm(const NodeReading& node, test::FakeGemmEngine& engine,
                  const std::vector<std::string>& fault_specs = {},
@@ -70,13 +67,6 @@ GemmRun run_gemm(const NodeReading& node, test::FakeGemmEngine& engine,
     if (c.name == "gemm") out.gemm = c;
   }
   out.abandoned = state.abandoned_threads();
-  return out;
-}
-
-// "CODE@entity" for every finding, sorted.
-std::set<std::string> findings(const CheckResult& r) {
-  std::set<std::string> out;
-  for (const auto& f : r.findings) out.insert(f.code + "@" + f.entity);
   return out;
 }
 

@@ -52,7 +52,7 @@ GemmGpuOutcome outcome_of(GemmGpuRun run, std::string model = kModel) {
   return o;
 }
 
-std::vector<GemmGpuOutcome> healthy_node(int gpus, int products = 12) {
+std::vector<GemmGpuOutcome> healthy_gemm_node(int gpus, int products = 12) {
   std::vector<GemmGpuOutcome> out;
   for (int g = 0; g < gpus; ++g) out.push_back(outcome_of(make_run(g, products, kProductMs)));
   return out;
@@ -110,7 +110,7 @@ Thresholds generic() {
   t.apply_overrides(kLimits, "test");
   return t;
 }
-Thresholds h100() {
+Thresholds h100_with_limits() {
   Thresholds t = preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
   t.apply_overrides(kLimits, "test");
   return t;
@@ -239,7 +239,7 @@ TEST_CASE("gemm judge: telemetry summary and text") {
 // --- judge_gemm -----------------------------------------------------------------------------
 
 TEST_CASE("gemm judge: healthy GPUs give no findings and the expected metrics") {
-  const GemmJudgement j = judge_gemm(healthy_node(2), h100(), GemmSettings{});
+  const GemmJudgement j = judge_gemm(healthy_gemm_node(2), h100_with_limits(), GemmSettings{});
   CHECK(j.findings.empty());
   const double tflops = gemm_tflops(kSize, kSize, kSize, kProductMs);
   CHECK(tflops == Approx(733.0).epsilon(0.01));
@@ -260,7 +260,7 @@ TEST_CASE("gemm judge: healthy GPUs give no findings and the expected metrics") 
 }
 
 TEST_CASE("gemm judge: a bit flip on one of 3 GPUs is found on that GPU only") {
-  auto outcomes = healthy_node(3);
+  auto outcomes = healthy_gemm_node(3);
   flip_bit(outcomes[1]);
   const GemmJudgement j = judge_gemm(outcomes, generic(), GemmSettings{});
   CHECK(codes_on(j, "gpu1") == std::set<std::string>{"GEMM_CHECKSUM_MISMATCH",
@@ -292,7 +292,7 @@ TEST_CASE("gemm judge: a bit flip on one of 3 GPUs is found on that GPU only") {
 }
 
 TEST_CASE("gemm judge: a bit flip on one of 2 GPUs is a consensus tie on both") {
-  auto outcomes = healthy_node(2);
+  auto outcomes = healthy_gemm_node(2);
   flip_bit(outcomes[1]);
   const GemmJudgement j = judge_gemm(outcomes, generic(), GemmSettings{});
   CHECK(codes_on(j, "gpu0") == std::set<std::string>{"GEMM_CONSENSUS_TIE"});
@@ -319,7 +319,7 @@ TEST_CASE("gemm judge: each detector fires on its own and disabling it suppresse
       {GemmDetector::repeatability, "GEMM_NOT_REPEATABLE"},
       {GemmDetector::consensus, "GEMM_CONSENSUS_MINORITY"},
   };
-  auto outcomes = healthy_node(3);
+  auto outcomes = healthy_gemm_node(3);
   flip_bit(outcomes[1]);
   outcomes[1].run->products[1].nonfinite = 1;
   std::set<std::string> all;
@@ -347,7 +347,7 @@ TEST_CASE("gemm judge: each detector fires on its own and disabling it suppresse
 }
 
 TEST_CASE("gemm judge: NaN outputs") {
-  auto outcomes = healthy_node(1);
+  auto outcomes = healthy_gemm_node(1);
   outcomes[0].run->products[5].nonfinite = 3;
   outcomes[0].run->products[9].nonfinite = 2;
   const GemmJudgement j = judge_gemm(outcomes, generic(), GemmSettings{});
@@ -363,7 +363,7 @@ TEST_CASE("gemm judge: NaN outputs") {
 }
 
 TEST_CASE("gemm judge: a GPU at 0.9 speed among 4 is a straggler") {
-  auto outcomes = healthy_node(4);
+  auto outcomes = healthy_gemm_node(4);
   outcomes[3] = outcome_of(make_run(3, 12, kProductMs / 0.9));
   outcomes[3].telemetry = {{0.1, 1300, 84, 700.0, clock_event::kSwPowerCap}};
   const GemmJudgement j = judge_gemm(outcomes, generic(), GemmSettings{});
@@ -394,7 +394,7 @@ TEST_CASE("gemm judge: a GPU at 0.9 speed among 4 is a straggler") {
 TEST_CASE("gemm judge: a slow GPU alone is judged against the SKU's peak only") {
   std::vector<GemmGpuOutcome> slow = {outcome_of(make_run(0, 12, kProductMs / 0.3))};
   slow[0].telemetry = {{0.1, 900, 90, 400.0, clock_event::kHwThermalSlowdown}};
-  const GemmJudgement j = judge_gemm(slow, h100(), GemmSettings{});
+  const GemmJudgement j = judge_gemm(slow, h100_with_limits(), GemmSettings{});
   REQUIRE(j.findings.size() == 1);
   const Finding& f = j.findings[0];
   CHECK(f.code == "GEMM_TFLOPS_LOW");
@@ -408,18 +408,18 @@ TEST_CASE("gemm judge: a slow GPU alone is judged against the SKU's peak only") 
 
   // Between the fail and warn shares: marginal.
   std::vector<GemmGpuOutcome> marginal = {outcome_of(make_run(0, 12, kProductMs * 733.0 / 550.0))};
-  const GemmJudgement m = judge_gemm(marginal, h100(), GemmSettings{});
+  const GemmJudgement m = judge_gemm(marginal, h100_with_limits(), GemmSettings{});
   CHECK(codes_on(m, "gpu0") == std::set<std::string>{"GEMM_TFLOPS_MARGINAL"});
   CHECK(m.findings[0].severity == Severity::warn);
 
   // Generic thresholds have no peak: no absolute finding.
   CHECK(judge_gemm(slow, generic(), GemmSettings{}).findings.empty());
   // Healthy speed on the SKU: nothing.
-  CHECK(judge_gemm(healthy_node(1), h100(), GemmSettings{}).findings.empty());
+  CHECK(judge_gemm(healthy_gemm_node(1), h100_with_limits(), GemmSettings{}).findings.empty());
 }
 
 TEST_CASE("gemm judge: timeout, timed_out, CUDA error and not tested") {
-  std::vector<GemmGpuOutcome> outcomes = healthy_node(4);
+  std::vector<GemmGpuOutcome> outcomes = healthy_gemm_node(4);
   outcomes[0].run.reset();
   outcomes[1].run = make_run(1, 5, kProductMs);
   outcomes[1].run->timed_out = true;
@@ -481,7 +481,7 @@ TEST_CASE("gemm judge: consensus compares only GPUs of one model and SM count") 
 }
 
 TEST_CASE("gemm judge: one finding per GPU, dtype and code") {
-  auto outcomes = healthy_node(3);
+  auto outcomes = healthy_gemm_node(3);
   for (GemmProductRecord& p : outcomes[2].run->products) {
     p.nonfinite = 1;
     p.bad_columns = 2;
@@ -509,7 +509,7 @@ TEST_CASE("gemm judge: one finding per GPU, dtype and code") {
 }
 
 TEST_CASE("gemm judge: repeats that split evenly count every product of their round") {
-  auto outcomes = healthy_node(1);
+  auto outcomes = healthy_gemm_node(1);
   // Round 1: repeats 0 and 1 agree, 2 and 3 agree on another digest: 2-2, no majority.
   outcomes[0].run->products[6].digest = 77;
   outcomes[0].run->products[7].digest = 77;

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "checks/gemm/gemm_options.hpp"
+#include "model/byte_units.hpp"
 #include "preflight/errors.hpp"
 
 using preflight::CheckOptions;
@@ -17,10 +18,9 @@ using preflight::GemmDtype;
 using preflight::GemmSettings;
 using preflight::InvalidInput;
 using preflight::Profile;
+using preflight::kGiB;
 
 namespace {
-
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 GemmSettings parse(const std::vector<std::pair<std::string, std::string>>& flags,
                    Profile profile = Profile::quick) {

@@ -75,7 +75,7 @@ GemmReadings node_of(const std::vector<double>& medians, const char* model = kPc
   return out;
 }
 
-std::vector<std::string> codes(const std::vector<Finding>& findings) {
+std::vector<std::string> code_list(const std::vector<Finding>& findings) {
   std::vector<std::string> out;
   for (const Finding& f : findings) out.push_back(f.code + "@" + f.entity);
   return out;
@@ -243,12 +243,12 @@ TEST_CASE("gemm readings: the readings of a run judge again to the run's speed f
   for (const Finding& f : run.findings) {
     if (f.judged) judged.push_back(f);
   }
-  CHECK(codes(judged) == std::vector<std::string>{"GEMM_STRAGGLER_SEVERE@gpu1"});
+  CHECK(code_list(judged) == std::vector<std::string>{"GEMM_STRAGGLER_SEVERE@gpu1"});
   CHECK(judged.at(0).injected);
   // Observations come first, then the judged findings.
-  CHECK(codes(run.findings) == std::vector<std::string>{"GEMM_CUDA_ERROR@gpu2",
-                                                        "GEMM_GPU_NOT_TESTED@gpu4",
-                                                        "GEMM_STRAGGLER_SEVERE@gpu1"});
+  CHECK(code_list(run.findings) == std::vector<std::string>{"GEMM_CUDA_ERROR@gpu2",
+                                                            "GEMM_GPU_NOT_TESTED@gpu4",
+                                                            "GEMM_STRAGGLER_SEVERE@gpu1"});
 
   const GemmReadings back = through_json(run.readings);
   REQUIRE(back.gpus.size() == 5);
@@ -268,7 +268,7 @@ TEST_CASE("gemm readings: the readings of a run judge again to the run's speed f
   const Thresholds loose = sku_with("h100-sxm5-80gb", R"({"gemm": {"straggler_warn_pct": 8,
                                               "straggler_fail_pct": 25}})");
   const std::vector<Finding> again = judge_gemm_speed(back, loose);
-  CHECK(codes(again) == std::vector<std::string>{"GEMM_STRAGGLER@gpu1"});
+  CHECK(code_list(again) == std::vector<std::string>{"GEMM_STRAGGLER@gpu1"});
   CHECK_THAT(again.at(0).message, Catch::Contains("SW power cap in 100% of samples"));
 }
 
@@ -287,7 +287,7 @@ TEST_CASE(
   // (378) only warned.
   const GemmReadings slow = node_of({380});
   const std::vector<Finding> now = judge_gemm_speed(slow, pcie(kProposed));
-  REQUIRE(codes(now) == std::vector<std::string>{"GEMM_TFLOPS_LOW@gpu0"});
+  REQUIRE(code_list(now) == std::vector<std::string>{"GEMM_TFLOPS_LOW@gpu0"});
   CHECK(now[0].threshold.value_or(-1) == Approx(396.0));
   CHECK(now[0].value.value_or(-1) == Approx(380.0));
   CHECK_THAT(now[0].message,
@@ -295,7 +295,7 @@ TEST_CASE(
                                "the 495 TFLOP/s that healthy NVIDIA H100 PCIe 80GB GPUs sustain "
                                "(396.0); SM clock 1620 MHz (median), 71 C max, 349 W (median); "
                                "SW power cap in 90% of samples"));
-  CHECK(codes(judge_gemm_speed(slow, pcie(kToday))) ==
+  CHECK(code_list(judge_gemm_speed(slow, pcie(kToday))) ==
         std::vector<std::string>{"GEMM_TFLOPS_MARGINAL@gpu0"});
 }
 
@@ -304,14 +304,14 @@ TEST_CASE("gemm speed: H100 PCIe fp16 at a published 437 TFLOP/s was a false ala
   // 453.6: GEMM_TFLOPS_MARGINAL on a healthy card. Against 0.9 x 458 = 412.2 it passes.
   GemmReadings node;
   node.gpus.push_back(reading(0, 437.07, kPcie, GemmDtype::fp16));
-  CHECK(codes(judge_gemm_speed(node, pcie(kToday))) ==
+  CHECK(code_list(judge_gemm_speed(node, pcie(kToday))) ==
         std::vector<std::string>{"GEMM_TFLOPS_MARGINAL@gpu0"});
   CHECK(judge_gemm_speed(node, pcie(kProposed)).empty());
   // A dtype without a sustained key (tf32) is still held to its peak: 0.6 x 378 = 226.8.
   GemmReadings tf32;
   tf32.gpus.push_back(reading(0, 200, kPcie, GemmDtype::tf32));
   const std::vector<Finding> f = judge_gemm_speed(tf32, pcie(kProposed));
-  REQUIRE(codes(f) == std::vector<std::string>{"GEMM_TFLOPS_MARGINAL@gpu0"});
+  REQUIRE(code_list(f) == std::vector<std::string>{"GEMM_TFLOPS_MARGINAL@gpu0"});
   CHECK_THAT(f[0].message, Catch::Contains("below 60% of the NVIDIA H100 PCIe 80GB peak of 378"));
 }
 
@@ -322,13 +322,13 @@ TEST_CASE("gemm speed: an 8-GPU node spread 5.5% passes; one GPU 15% slow fails 
   const Thresholds sxm = sku_with("h100-sxm5-80gb", kProposedSxm);
   CHECK(judge_gemm_speed(spread, sxm).empty());
   const std::vector<Finding> before = judge_gemm_speed(spread, sku_with("h100-sxm5-80gb", kToday));
-  REQUIRE(codes(before) == std::vector<std::string>{"GEMM_STRAGGLER@gpu7"});
+  REQUIRE(code_list(before) == std::vector<std::string>{"GEMM_STRAGGLER@gpu7"});
   CHECK(before[0].value.value_or(-1) == Approx(5.32).epsilon(0.01));
 
   // One GPU 15% slow: below the failure limit on that GPU alone.
   const GemmReadings fault = node_of({800, 800, 799, 799, 798, 798, 797, 680}, kSxm);
   const std::vector<Finding> f = judge_gemm_speed(fault, sxm);
-  REQUIRE(codes(f) == std::vector<std::string>{"GEMM_STRAGGLER_SEVERE@gpu7"});
+  REQUIRE(code_list(f) == std::vector<std::string>{"GEMM_STRAGGLER_SEVERE@gpu7"});
   CHECK(f[0].severity == Severity::fail);
   CHECK(f[0].threshold.value_or(-1) == Approx(12.0));
   CHECK(f[0].value.value_or(-1) == Approx(100.0 * (798.5 - 680) / 798.5));
@@ -337,7 +337,7 @@ TEST_CASE("gemm speed: an 8-GPU node spread 5.5% passes; one GPU 15% slow fails 
                                              "TFLOP/s); SM clock"));
   // The same GPU 9% slow warns.
   const GemmReadings warn = node_of({800, 800, 799, 799, 798, 798, 797, 727}, kSxm);
-  CHECK(codes(judge_gemm_speed(warn, sxm)) == std::vector<std::string>{"GEMM_STRAGGLER@gpu7"});
+  CHECK(code_list(judge_gemm_speed(warn, sxm)) == std::vector<std::string>{"GEMM_STRAGGLER@gpu7"});
 }
 
 TEST_CASE("gemm speed: the median rests on the GPUs with products of one model, dtype and shape") {
@@ -352,7 +352,7 @@ TEST_CASE("gemm speed: the median rests on the GPUs with products of one model, 
   other_shape.m = other_shape.n = other_shape.k = 8192;
   node.gpus.push_back(other_shape);
   const std::vector<Finding> f = judge_gemm_speed(node, sku_with("h100-sxm5-80gb", kProposedSxm));
-  REQUIRE(codes(f) ==
+  REQUIRE(code_list(f) ==
           std::vector<std::string>{"GEMM_STRAGGLER_SEVERE@gpu6", "GEMM_TFLOPS_LOW@gpu8"});
   CHECK_THAT(f[0].message, Catch::Contains("the median of the node's 7 NVIDIA H100"));
 }
@@ -362,7 +362,7 @@ TEST_CASE("gemm speed: a GPU an injected fault slowed gives findings marked inje
   node.gpus[3].injected = true;
   const Thresholds sxm = sku_with("h100-sxm5-80gb", kProposedSxm);
   const std::vector<Finding> f = judge_gemm_speed(node, sxm);
-  REQUIRE(codes(f) == std::vector<std::string>{"GEMM_STRAGGLER_SEVERE@gpu3"});
+  REQUIRE(code_list(f) == std::vector<std::string>{"GEMM_STRAGGLER_SEVERE@gpu3"});
   CHECK(f[0].injected);
   const std::vector<Finding> back = judge_gemm_speed(through_json(node), sxm);
   REQUIRE(back.size() == 1);

@@ -12,20 +12,17 @@
 #include "checks/inventory/inventory_rules.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 
 using namespace preflight;
+using preflight::test::h100;
 using namespace std::chrono_literals;
 
 namespace {
 
-const Thresholds& h100() {
-  static const Thresholds t =
-      preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
-  return t;
-}
-
-std::vector<std::string> codes(const InventoryJudgement& j, const std::string& entity = "") {
+std::vector<std::string> judgement_codes(const InventoryJudgement& j,
+                                         const std::string& entity = "") {
   std::vector<std::string> out;
   for (const auto& f : j.findings) {
     if (entity.empty() || f.entity == entity) out.push_back(f.code);
@@ -51,49 +48,50 @@ TEST_CASE("inventory: a healthy 8-GPU H100 node has no findings") {
 }
 
 TEST_CASE("inventory: GPU count against expectations") {
-  const auto none =
-      judge_inventory(test::no_gpu_node(), preflight::test::builtin_thresholds(nullptr, "t"), {});
-  CHECK(codes(none) == Codes{"NO_GPU_VISIBLE"});
+  const auto none = judge_inventory(test::no_gpu_node(), preflight::test::builtin_thresholds(nullptr, "t"), {});
+  CHECK(judgement_codes(none) == Codes{"NO_GPU_VISIBLE"});
   CHECK_THAT(none.findings[0].message, Catch::Contains("no GPU or driver visible"));
   CHECK_THAT(none.findings[0].message, Catch::Contains("libnvidia-ml.so.1"));
 
   const auto accepted =
       judge_inventory(test::no_gpu_node(), preflight::test::builtin_thresholds(nullptr, "t"), {0});
-  CHECK(codes(accepted) == Codes{"NO_GPU_EXPECTED"});
+  CHECK(judgement_codes(accepted) == Codes{"NO_GPU_EXPECTED"});
   CHECK(status_from_findings(accepted.findings) == Status::pass);
 
-  CHECK(codes(judge_inventory(test::healthy_node(7), h100(), {8})) == Codes{"GPU_COUNT_MISMATCH"});
-  CHECK(codes(judge_inventory(test::healthy_node(8), h100(), {0})).empty());
+  CHECK(judgement_codes(judge_inventory(test::healthy_node(7), h100(), {8})) ==
+        Codes{"GPU_COUNT_MISMATCH"});
+  CHECK(judgement_codes(judge_inventory(test::healthy_node(8), h100(), {0})).empty());
 
   NodeReading fell_off = test::healthy_node(7);
   fell_off.pci_gpu_count = 8;
-  CHECK(codes(judge_inventory(fell_off, h100(), {})) == Codes{"GPU_MISSING_FROM_DRIVER"});
+  CHECK(judgement_codes(judge_inventory(fell_off, h100(), {})) == Codes{"GPU_MISSING_FROM_DRIVER"});
 }
 
 TEST_CASE("inventory: driver, CUDA and SKU problems are node findings") {
   NodeReading n = test::healthy_node(2);
   n.nvml_loaded = false;
   n.nvml_error = "libnvidia-ml.so.1: not found";
-  CHECK(codes(judge_inventory(n, h100(), {})) == Codes{"NVML_UNAVAILABLE"});
+  CHECK(judgement_codes(judge_inventory(n, h100(), {})) == Codes{"NVML_UNAVAILABLE"});
 
   n = test::healthy_node(2);
   n.cuda_device_count = 0;
   n.cuda_error = "CUDA driver version is insufficient for CUDA runtime version";
-  CHECK(codes(judge_inventory(n, h100(), {})) == Codes{"CUDA_UNAVAILABLE"});
+  CHECK(judgement_codes(judge_inventory(n, h100(), {})) == Codes{"CUDA_UNAVAILABLE"});
 
   n = test::healthy_node(2);
   n.gpus[1].cuda_ordinal = -1;
-  CHECK(codes(judge_inventory(n, h100(), {}), "gpu1") == Codes{"GPU_NOT_VISIBLE_TO_CUDA"});
+  CHECK(judgement_codes(judge_inventory(n, h100(), {}), "gpu1") ==
+        Codes{"GPU_NOT_VISIBLE_TO_CUDA"});
 
   n = test::healthy_node(2);
   n.gpus[1].name = "NVIDIA A100-SXM4-80GB";
-  CHECK(codes(judge_inventory(n, h100(), {})) == Codes{"MIXED_GPU_MODELS"});
+  CHECK(judgement_codes(judge_inventory(n, h100(), {})) == Codes{"MIXED_GPU_MODELS"});
 
   n = test::healthy_node(2);  // gpu0 lost to the driver: no name, no device id
   n.gpus[0].name.clear();
   n.gpus[0].pci_device_id = 0;
   const auto lost = judge_inventory(n, h100(), {});
-  CHECK(codes(lost).empty());
+  CHECK(judgement_codes(lost).empty());
   CHECK_THAT(lost.summary, Catch::StartsWith("2 x NVIDIA H100 80GB HBM3"));
   CHECK(representative_gpu(n) == &n.gpus[1]);
 
@@ -101,7 +99,7 @@ TEST_CASE("inventory: driver, CUDA and SKU problems are node findings") {
   n.gpus[0].pci_device_id = 0x1234;
   n.gpus[0].name = "Future GPU";
   const auto generic = preflight::test::builtin_thresholds(nullptr, "unknown");
-  CHECK(codes(judge_inventory(n, generic, {})) == Codes{"SKU_UNKNOWN"});
+  CHECK(judgement_codes(judge_inventory(n, generic, {})) == Codes{"SKU_UNKNOWN"});
 }
 
 TEST_CASE("inventory: each per-GPU rule yields its finding on that GPU only") {
@@ -159,8 +157,8 @@ TEST_CASE("inventory: each per-GPU rule yields its finding on that GPU only") {
   for (const auto& [change, expected] : cases) {
     INFO("case " << n++);
     const auto j = judge_one(change);
-    CHECK(codes(j, "gpu3") == expected);
-    CHECK(codes(j).size() == expected.size());  // nothing on other GPUs or the node
+    CHECK(judgement_codes(j, "gpu3") == expected);
+    CHECK(judgement_codes(j).size() == expected.size());  // nothing on other GPUs or the node
   }
 }
 
@@ -329,7 +327,7 @@ TEST_CASE("inventory: a driver older than the build names both versions and the 
   node.cuda_error = "the driver supports CUDA 12.4, this build needs CUDA 13.0";
   const auto j = judge_inventory(node, h100(), NodeExpectations{2});
   // Not CUDA_UNAVAILABLE: the reason is known, and it is the package, not the node.
-  CHECK(codes(j) == Codes{"CUDA_DRIVER_TOO_OLD"});
+  CHECK(judgement_codes(j) == Codes{"CUDA_DRIVER_TOO_OLD"});
   REQUIRE(j.findings.size() == 1);
   CHECK(j.findings[0].message ==
         "driver 550.90.07 supports CUDA 12.4, this build needs CUDA 13.0 (driver R580 or newer): "
@@ -347,9 +345,11 @@ TEST_CASE("inventory: a driver older than the build names both versions and the 
   }
   SECTION("new enough, or unknown: no such finding") {
     node.cuda_driver_version = 13000;
-    CHECK(codes(judge_inventory(node, h100(), NodeExpectations{2})) == Codes{"CUDA_UNAVAILABLE"});
+    CHECK(judgement_codes(judge_inventory(node, h100(), NodeExpectations{2})) ==
+          Codes{"CUDA_UNAVAILABLE"});
     node.cuda_driver_version = 0;
-    CHECK(codes(judge_inventory(node, h100(), NodeExpectations{2})) == Codes{"CUDA_UNAVAILABLE"});
+    CHECK(judgement_codes(judge_inventory(node, h100(), NodeExpectations{2})) ==
+          Codes{"CUDA_UNAVAILABLE"});
   }
 }
 

@@ -19,20 +19,17 @@
 #include "run/rejudge.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_collective_engine.hpp"
 
 using namespace preflight;
+using preflight::test::check_of;
+using preflight::test::h100;
 using namespace std::chrono_literals;
 using Json = nlohmann::ordered_json;
 
 namespace {
-
-const Thresholds& h100() {
-  static const Thresholds t =
-      preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
-  return t;
-}
 
 // A finding as a comparable line: everything judging decides.
 std::string line(const Finding& f) {
@@ -89,14 +86,6 @@ Verdict run_node(const NodeReading& node, const std::vector<std::string>& checks
   auto out = runner.run(state, plan, settings);
   REQUIRE(out.invalid.empty());
   return out.verdict;
-}
-
-const CheckResult& check_of(const Verdict& v, const std::string& name) {
-  for (const auto& c : v.checks) {
-    if (c.name == name) return c;
-  }
-  FAIL("no check " << name);
-  throw std::logic_error("unreachable");
 }
 
 // The verdict written as JSON, read back and judged again by a registry holding only `check`.

@@ -8,29 +8,31 @@
 #include <set>
 
 #include "checks/nccl/nccl_math.hpp"
+#include "model/byte_units.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_collective_engine.hpp"
 #include "support/scoped_env.hpp"
 
 using namespace preflight;
+using preflight::test::findings;
+using preflight::test::has_metric;
 using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-struct Outcome {
+struct NcclOutcome {
   Verdict verdict;
   CheckResult nccl;
   int abandoned = 0;
   double seconds = 0.0;
 };
 
-Outcome run_nccl(test::FakeCollectiveEngine* engine, NodeReading node = test::healthy_node(8),
-                 const std::vector<std::string>& fault_specs = {},
-                 std::chrono::seconds timeout = 60s) {
+NcclOutcome run_nccl(test::FakeCollectiveEngine* engine, NodeReading node = test::healthy_node(8),
+                     const std::vector<std::string>& fault_specs = {},
+                     std::chrono::seconds timeout = 60s) {
   CheckRegistry registry;
   register_builtin_checks(registry);
   const auto plan = plan_checks(registry, Profile::quick, {"nccl"});
@@ -49,7 +51,7 @@ Outcome run_nccl(test::FakeCollectiveEngine* engine, NodeReading node = test::he
   const auto start = SteadyClock::now();
   const auto out = runner.run(state, plan, settings);
   REQUIRE(out.invalid.empty());
-  Outcome o;
+  NcclOutcome o;
   o.verdict = out.verdict;
   for (const auto& c : o.verdict.checks) {
     if (c.name == "nccl") o.nccl = c;
@@ -59,22 +61,11 @@ Outcome run_nccl(test::FakeCollectiveEngine* engine, NodeReading node = test::he
   return o;
 }
 
-std::set<std::string> findings(const CheckResult& r) {
-  std::set<std::string> out;
-  for (const auto& f : r.findings) out.insert(f.code + "@" + f.entity);
-  return out;
-}
-
 const Finding* find(const CheckResult& r, const std::string& code, const std::string& entity) {
   for (const auto& f : r.findings) {
     if (f.code == code && f.entity == entity) return &f;
   }
   return nullptr;
-}
-
-bool has_metric(const CheckResult& r, const std::string& key) {
-  return std::any_of(r.metrics.begin(), r.metrics.end(),
-                     [&](const Metric& m) { return m.key() == key; });
 }
 
 }  // namespace

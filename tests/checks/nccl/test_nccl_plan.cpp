@@ -9,27 +9,22 @@
 #include <numeric>
 
 #include "checks/nccl/nccl_plan.hpp"
+#include "model/byte_units.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_collective_engine.hpp"
 
 using namespace preflight;
+using preflight::test::h100;
+using preflight::test::kEps;
 using namespace std::chrono_literals;
 
 namespace {
 
-constexpr double kEps = 1e-9;
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-const Thresholds& h100() {
-  static const Thresholds t =
-      preflight::test::builtin_thresholds(find_sku("h100-sxm5-80gb"), "test");
-  return t;
-}
-
-WorkRequest request_for(Profile profile, int gpus, std::optional<double> seconds = std::nullopt,
-                        const Thresholds* thresholds = &h100()) {
+WorkRequest nccl_request(Profile profile, int gpus, std::optional<double> seconds = std::nullopt,
+                         const Thresholds* thresholds = &h100()) {
   static const CheckOptions none;
   WorkRequest r;
   r.profile = profile;
@@ -43,7 +38,7 @@ WorkRequest request_for(Profile profile, int gpus, std::optional<double> seconds
 }  // namespace
 
 TEST_CASE("unit: nccl plan: quick's whole work on two and eight H100 GPUs") {
-  const NcclWork eight = plan_nccl_work(request_for(Profile::quick, 8));
+  const NcclWork eight = plan_nccl_work(nccl_request(Profile::quick, 8));
   CHECK(eight.sizes.sizes == std::vector<std::size_t>{1 * kMiB, 256 * kMiB});
   CHECK(eight.sizes.iterations == 10);
   CHECK_FALSE(eight.plan.reduced);
@@ -62,43 +57,43 @@ TEST_CASE("unit: nccl plan: quick's whole work on two and eight H100 GPUs") {
   // all-gather moves (n-1) x the bytes of a rank, all-reduce 2(n-1)/n: all-gather is longer.
   CHECK(eight.collective_s[0] > eight.collective_s[1]);
 
-  const NcclWork two = plan_nccl_work(request_for(Profile::quick, 2));
+  const NcclWork two = plan_nccl_work(nccl_request(Profile::quick, 2));
   CHECK(two.plan.expected_s < eight.plan.expected_s);  // communicator init grows with the GPUs
   CHECK(two.plan.expected_s > 1.0);
 
   SECTION("one GPU: the check skips, nothing planned") {
-    const NcclWork one = plan_nccl_work(request_for(Profile::quick, 1));
+    const NcclWork one = plan_nccl_work(nccl_request(Profile::quick, 1));
     CHECK(one.plan.expected_s == 0.0);
     CHECK(one.plan.floor_s == 0.0);
     CHECK(one.collective_s == std::vector<double>{0.0, 0.0});
   }
   SECTION("standard and burnin: four sizes, more iterations") {
-    const NcclWork standard = plan_nccl_work(request_for(Profile::standard, 8));
+    const NcclWork standard = plan_nccl_work(nccl_request(Profile::standard, 8));
     CHECK(standard.sizes.sizes.size() == 4);
     CHECK(standard.sizes.iterations == 20);
-    const NcclWork burnin = plan_nccl_work(request_for(Profile::burnin, 8));
+    const NcclWork burnin = plan_nccl_work(nccl_request(Profile::burnin, 8));
     CHECK(burnin.sizes.iterations == 200);
     CHECK(standard.plan.expected_s > eight.plan.expected_s);
     CHECK(burnin.plan.expected_s > standard.plan.expected_s + 3.0);
     CHECK(burnin.plan.floor_s == Approx(standard.plan.floor_s));
   }
   SECTION("a SKU without a bus-bandwidth figure is modelled at PCIe's speed") {
-    const NcclWork unknown = plan_nccl_work(request_for(Profile::quick, 8, std::nullopt, nullptr));
+    const NcclWork unknown = plan_nccl_work(nccl_request(Profile::quick, 8, std::nullopt, nullptr));
     CHECK(unknown.plan.expected_s > eight.plan.expected_s + 0.5);
   }
   SECTION("the smallest GPU's memory leaves large sizes out, as nccl_plan does") {
     const NcclWork small =
-        plan_nccl_work(request_for(Profile::standard, 8), std::uint64_t{8} << 30);
+        plan_nccl_work(nccl_request(Profile::standard, 8), std::uint64_t{8} << 30);
     CHECK(small.sizes.sizes == std::vector<std::size_t>{1 * kMiB, 16 * kMiB, 256 * kMiB});
   }
 }
 
 TEST_CASE("unit: nccl plan: seconds cut iterations, then the smaller sizes, never the largest") {
-  const NcclWork whole = plan_nccl_work(request_for(Profile::burnin, 8));
-  const NcclWork least = plan_nccl_work(request_for(Profile::burnin, 8, 0.0));
+  const NcclWork whole = plan_nccl_work(nccl_request(Profile::burnin, 8));
+  const NcclWork least = plan_nccl_work(nccl_request(Profile::burnin, 8, 0.0));
 
   SECTION("time to spare: the whole work") {
-    const NcclWork w = plan_nccl_work(request_for(Profile::burnin, 8, 1000.0));
+    const NcclWork w = plan_nccl_work(nccl_request(Profile::burnin, 8, 1000.0));
     CHECK_FALSE(w.plan.reduced);
     CHECK(w.sizes.iterations == 200);
   }
@@ -116,7 +111,7 @@ TEST_CASE("unit: nccl plan: seconds cut iterations, then the smaller sizes, neve
     for (double s :
          {floor + 0.01, floor + 0.05, floor + 0.5, floor + 2.0, whole.plan.expected_s - 0.1}) {
       INFO(s);
-      const NcclWork w = plan_nccl_work(request_for(Profile::burnin, 8, s));
+      const NcclWork w = plan_nccl_work(nccl_request(Profile::burnin, 8, s));
       CHECK(w.plan.reduced);
       CHECK(w.plan.expected_s <= s + kEps);
       CHECK(w.plan.expected_s >= floor - kEps);
@@ -126,7 +121,7 @@ TEST_CASE("unit: nccl plan: seconds cut iterations, then the smaller sizes, neve
       CHECK(w.collective_s.size() == 2);
     }
     // With time for more than 3 iterations every size stays.
-    const NcclWork roomy = plan_nccl_work(request_for(Profile::burnin, 8, floor + 2.0));
+    const NcclWork roomy = plan_nccl_work(nccl_request(Profile::burnin, 8, floor + 2.0));
     CHECK(roomy.sizes.sizes.size() == 4);
     CHECK(roomy.sizes.iterations > 3);
   }
@@ -154,9 +149,9 @@ TEST_CASE("unit: nccl plan: run() gives the engine the planned sizes and records
   ctx.deadline = SteadyClock::now() + 60s;
 
   SECTION("reduced: the planner's seconds") {
-    const double seconds = plan_nccl_work(request_for(Profile::burnin, 8)).plan.floor_s + 0.5;
+    const double seconds = plan_nccl_work(nccl_request(Profile::burnin, 8)).plan.floor_s + 0.5;
     ctx.work.seconds = seconds;
-    const NcclWork planned = plan_nccl_work(request_for(Profile::burnin, 8, seconds));
+    const NcclWork planned = plan_nccl_work(nccl_request(Profile::burnin, 8, seconds));
     REQUIRE(planned.plan.reduced);
     const CheckResult r = check.run(ctx);
     REQUIRE(engine.jobs().size() == 2);

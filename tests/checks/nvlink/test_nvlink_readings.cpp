@@ -178,29 +178,12 @@ TEST_CASE("nvlink readings: bad readings are InvalidInput naming the field") {
   CHECK_THROWS_WITH(j.get<NvlinkReadings>(), Catch::Contains("peer_access[0][1]"));
 }
 
-namespace {
-
-// The 4-GPU board of the tests above as discovery reads it: 6 links per pair, no NVSwitch.
-NodeReading direct_mesh_node() {
-  NodeReading node = test::healthy_node(4);
-  for (auto& g : node.gpus) {
-    g.nvlink_switch_links = 0;
-    for (const auto& peer : node.gpus) {
-      for (int l = 0; l < 6 && peer.index != g.index; ++l) {
-        g.nvlink_peer_bus_ids.push_back(peer.pci_bus_id);
-      }
-    }
-  }
-  return node;
-}
-
-}  // namespace
-
 TEST_CASE("nvlink readings: the run's readings judged again give the run's findings") {
   test::FakeBandwidthEngine engine;
   engine.peer_gbps = 130.0;
   // The pair written in reverse: the readings carry it in the order findings name pairs.
-  const Run run = run_checks(direct_mesh_node(), engine, {"nvlink"}, {"nvlink-slow:0.5@pair=3-0"});
+  const Run run =
+      run_checks(test::direct_mesh_node(), engine, {"nvlink"}, {"nvlink-slow:0.5@pair=3-0"});
   const CheckResult& nvlink = run.check("nvlink");
   REQUIRE(codes(nvlink.findings) == std::set<std::string>{"NVLINK_BANDWIDTH_LOW@gpu0-gpu3"});
   CHECK(nvlink.findings.front().judged);
@@ -233,7 +216,8 @@ TEST_CASE("nvlink readings: rejudge with other thresholds changes the judged fin
   test::FakeBandwidthEngine engine;
   engine.peer_gbps = 130.0;
   engine.corrupt_copies = {1};  // copies from GPU 1 arrive changed: an observation
-  const Run run = run_checks(direct_mesh_node(), engine, {"nvlink"}, {"nvlink-slow:0.5@pair=0-3"});
+  const Run run =
+      run_checks(test::direct_mesh_node(), engine, {"nvlink"}, {"nvlink-slow:0.5@pair=0-3"});
   const CheckResult& recorded = run.check("nvlink");
   REQUIRE(codes(recorded.findings).count("NVLINK_BANDWIDTH_LOW@gpu0-gpu3") == 1);
   const auto observations = judged_of(recorded.findings, false);

@@ -18,17 +18,16 @@
 #include "preflight/errors.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_bandwidth_engine.hpp"
 
 using namespace preflight;
+using preflight::test::codes;
+using preflight::test::sku;
 namespace fs = std::filesystem;
 
 namespace {
-
-Thresholds sku(const char* id) {
-  return preflight::test::builtin_thresholds(find_sku(id), "test");
-}
 
 // A SKU's thresholds with the bidirectional fractions proposed in docs/checks/pcie.md
 // (0.4 / 0.45 of twice the link): the published A100 figure, 0.52 of twice its link, warns under
@@ -42,12 +41,6 @@ Thresholds proposed(const char* id) {
 
 Thresholds a100() {
   return proposed("a100-sxm4-80gb");
-}
-
-std::set<std::string> codes(const std::vector<Finding>& findings) {
-  std::set<std::string> out;
-  for (const auto& f : findings) out.insert(f.code + "@" + f.entity);
-  return out;
 }
 
 const Finding* find(const std::vector<Finding>& findings, const std::string& code,
@@ -111,9 +104,9 @@ PcieReadings dgx_h100() {
   r.topology = "sysfs";
   for (int i = 0; i < 8; ++i) {
     r.gpus.push_back(gpu(i, 5, 53.0, 53.5, 80.0, 50.0, 45.0));
-    char port[16];
-    std::snprintf(port, sizeof port, "0000:%02x:01.0", 0x10 * i);
-    r.uplinks.push_back(uplink(port, 5, {"gpu" + std::to_string(i)}));
+    char pcie_link_files[16];
+    std::snprintf(pcie_link_files, sizeof pcie_link_files, "0000:%02x:01.0", 0x10 * i);
+    r.uplinks.push_back(uplink(pcie_link_files, 5, {"gpu" + std::to_string(i)}));
   }
   return r;
 }
@@ -121,15 +114,15 @@ PcieReadings dgx_h100() {
 // A sysfs tree in a temporary folder, laid out as the kernel does: devices under
 // devices/pci<domain>:<bus>/<root port>/.../<device>, and bus/pci/devices/<bdf> a relative link
 // to each.
-class FakeSysfs {
+class FakePcieSysfs {
  public:
-  FakeSysfs() {
+  FakePcieSysfs() {
     char name[] = "/tmp/preflight-sysfs-XXXXXX";
     REQUIRE(::mkdtemp(name) != nullptr);
     root_ = name;
     fs::create_directories(root_ + "/bus/pci/devices");
   }
-  ~FakeSysfs() {
+  ~FakePcieSysfs() {
     std::error_code ignored;
     fs::remove_all(root_, ignored);
   }
@@ -150,9 +143,10 @@ class FakeSysfs {
   std::string root_;
 };
 
-std::map<std::string, std::string> port(const char* speed_now, const char* width_now,
-                                        const char* speed_max, const char* width_max,
-                                        const char* vendor = "0x10de", const char* numa = "-1") {
+std::map<std::string, std::string> pcie_link_files(const char* speed_now, const char* width_now,
+                                                   const char* speed_max, const char* width_max,
+                                                   const char* vendor = "0x10de",
+                                                   const char* numa = "-1") {
   return {{"vendor", std::string(vendor) + "\n"},
           {"numa_node", std::string(numa) + "\n"},
           {"current_link_speed", std::string(speed_now) + "\n"},
@@ -167,25 +161,26 @@ constexpr const char* kMellanox = "0x15b3";
 
 // Two GPUs and a NIC behind one switch whose Gen5 uplink sits in a Gen4 root port; a GPU
 // directly on a root port; a GPU on a root bus with no bridge (a virtual machine).
-void build_tree(FakeSysfs& sys) {
+void build_tree(FakePcieSysfs& sys) {
   const char* gen4 = "16.0 GT/s PCIe";
   const char* gen5 = "32.0 GT/s PCIe";
-  sys.add("pci0000:00", {"0000:00:01.1"}, port(gen4, "16", gen4, "16", kIntel));
-  sys.add("pci0000:00", {"0000:00:01.1", "0000:01:00.0"}, port(gen4, "16", gen5, "16", kBroadcom));
+  sys.add("pci0000:00", {"0000:00:01.1"}, pcie_link_files(gen4, "16", gen4, "16", kIntel));
+  sys.add("pci0000:00", {"0000:00:01.1", "0000:01:00.0"},
+          pcie_link_files(gen4, "16", gen5, "16", kBroadcom));
   for (const char* down : {"0000:02:00.0", "0000:02:10.0", "0000:02:18.0"}) {
     sys.add("pci0000:00", {"0000:00:01.1", "0000:01:00.0", down},
-            port(gen4, "16", gen5, "16", kBroadcom));
+            pcie_link_files(gen4, "16", gen5, "16", kBroadcom));
   }
   sys.add("pci0000:00", {"0000:00:01.1", "0000:01:00.0", "0000:02:00.0", "0000:03:00.0"},
-          port("2.5 GT/s PCIe", "16", gen4, "16", "0x10de", "0"));
+          pcie_link_files("2.5 GT/s PCIe", "16", gen4, "16", "0x10de", "0"));
   sys.add("pci0000:00", {"0000:00:01.1", "0000:01:00.0", "0000:02:10.0", "0000:04:00.0"},
-          port("2.5 GT/s PCIe", "16", gen4, "16", "0x10de", "0"));
+          pcie_link_files("2.5 GT/s PCIe", "16", gen4, "16", "0x10de", "0"));
   sys.add("pci0000:00", {"0000:00:01.1", "0000:01:00.0", "0000:02:18.0", "0000:05:00.0"},
-          port(gen4, "16", gen4, "16", kMellanox, "0"));
-  sys.add("pci0000:80", {"0000:80:01.0"}, port(gen5, "16", gen5, "16", kIntel));
+          pcie_link_files(gen4, "16", gen4, "16", kMellanox, "0"));
+  sys.add("pci0000:80", {"0000:80:01.0"}, pcie_link_files(gen5, "16", gen5, "16", kIntel));
   sys.add("pci0000:80", {"0000:80:01.0", "0000:81:00.0"},
-          port(gen5, "16", gen5, "16", "0x10de", "1"));
-  sys.add("pci0000:c0", {"0000:c0:00.0"}, port(gen5, "16", gen5, "16", "0x10de", "1"));
+          pcie_link_files(gen5, "16", gen5, "16", "0x10de", "1"));
+  sys.add("pci0000:c0", {"0000:c0:00.0"}, pcie_link_files(gen5, "16", gen5, "16", "0x10de", "1"));
 }
 
 }  // namespace
@@ -209,7 +204,7 @@ TEST_CASE("pcie topology: NVML bus ids and sysfs link speeds") {
 }
 
 TEST_CASE("pcie topology: GPUs grouped by the uplink above their root port, from a sysfs tree") {
-  FakeSysfs sys;
+  FakePcieSysfs sys;
   build_tree(sys);
   const auto topology = read_pcie_topology(sys.root(), {{0, "00000000:03:00.0"},
                                                         {1, "00000000:04:00.0"},
@@ -254,7 +249,7 @@ TEST_CASE("pcie topology: GPUs grouped by the uplink above their root port, from
 TEST_CASE("pcie topology: no sysfs entry means unknown, never a guess") {
   CHECK(read_pcie_topology("/nonexistent-sysfs", {{0, "00000000:03:00.0"}}).gpus.empty());
   CHECK_FALSE(locate_pcie_gpu("/nonexistent-sysfs", "0000:03:00.0").has_value());
-  FakeSysfs sys;
+  FakePcieSysfs sys;
   build_tree(sys);
   CHECK_FALSE(locate_pcie_gpu(sys.root(), "0000:05:00.0").has_value());  // a NIC
   CHECK_FALSE(locate_pcie_gpu(sys.root(), "").has_value());
@@ -492,21 +487,21 @@ CheckResult run_pcie(const NodeReading& node, test::FakeBandwidthEngine& engine,
 }
 
 // healthy_node's GPUs (bus ids 0000:10:00.0 ...) in pairs behind Gen4 switch uplinks.
-void a100_pairs_tree(FakeSysfs& sys, int gpus) {
+void a100_pairs_tree(FakePcieSysfs& sys, int gpus) {
   const char* gen4 = "16.0 GT/s PCIe";
   for (int pair = 0; pair < gpus / 2; ++pair) {
     char host[16], root[16], up[16];
     std::snprintf(host, sizeof host, "pci0000:%02x", 0x40 * pair);
     std::snprintf(root, sizeof root, "0000:%02x:01.1", 0x40 * pair);
     std::snprintf(up, sizeof up, "0000:%02x:00.0", 0x40 * pair + 1);
-    sys.add(host, {root}, port(gen4, "16", gen4, "16", kIntel));
-    sys.add(host, {root, up}, port(gen4, "16", gen4, "16", kBroadcom));
+    sys.add(host, {root}, pcie_link_files(gen4, "16", gen4, "16", kIntel));
+    sys.add(host, {root, up}, pcie_link_files(gen4, "16", gen4, "16", kBroadcom));
     for (int k = 0; k < 2; ++k) {
       char down[16];
       std::snprintf(down, sizeof down, "0000:%02x:%02x.0", 0x40 * pair + 2, 8 * k);
       const std::string gpu = "0000:" + std::to_string(10 + 2 * pair + k) + ":00.0";
-      sys.add(host, {root, up, down}, port(gen4, "16", gen4, "16", kBroadcom));
-      sys.add(host, {root, up, down, gpu}, port(gen4, "16", gen4, "16", "0x10de", "0"));
+      sys.add(host, {root, up, down}, pcie_link_files(gen4, "16", gen4, "16", kBroadcom));
+      sys.add(host, {root, up, down, gpu}, pcie_link_files(gen4, "16", gen4, "16", "0x10de", "0"));
     }
   }
 }
@@ -524,7 +519,7 @@ NodeReading a100_node(int gpus) {
 }  // namespace
 
 TEST_CASE("pcie check: shared uplinks read from sysfs, judged per uplink, readings re-judge") {
-  FakeSysfs sys;
+  FakePcieSysfs sys;
   a100_pairs_tree(sys, 4);
   test::FakeBandwidthEngine engine;
   engine.pcie_gbps = 24.8;

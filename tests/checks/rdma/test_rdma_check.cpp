@@ -11,23 +11,26 @@
 #include "run/rejudge.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_rdma_engine.hpp"
 
 using namespace preflight;
+using preflight::test::findings;
+using preflight::test::has_metric;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct Outcome {
+struct RdmaOutcome {
   Verdict verdict;
   CheckResult rdma;
   int abandoned = 0;
 };
 
-Outcome run_rdma(test::FakeRdmaEngine& engine, const std::vector<std::string>& fault_specs = {},
-                 const std::vector<std::pair<std::string, std::string>>& options = {},
-                 NodeReading node = test::healthy_node(4), std::chrono::seconds timeout = 60s) {
+RdmaOutcome run_rdma(test::FakeRdmaEngine& engine, const std::vector<std::string>& fault_specs = {},
+                     const std::vector<std::pair<std::string, std::string>>& options = {},
+                     NodeReading node = test::healthy_node(4), std::chrono::seconds timeout = 60s) {
   CheckRegistry registry;
   register_builtin_checks(registry);
   CheckOptions opts;
@@ -48,26 +51,13 @@ Outcome run_rdma(test::FakeRdmaEngine& engine, const std::vector<std::string>& f
   Runner runner(backend.engines(), fault_plan);
   const auto out = runner.run(state, plan, settings);
   REQUIRE(out.invalid.empty());
-  Outcome o;
+  RdmaOutcome o;
   o.verdict = out.verdict;
   for (const auto& c : o.verdict.checks) {
     if (c.name == "rdma") o.rdma = c;
   }
   o.abandoned = state.abandoned_threads();
   return o;
-}
-
-std::set<std::string> findings(const CheckResult& r) {
-  std::set<std::string> out;
-  for (const auto& f : r.findings) out.insert(f.code + "@" + f.entity);
-  return out;
-}
-
-bool has_metric(const CheckResult& r, const std::string& key) {
-  for (const Metric& m : r.metrics) {
-    if (m.key() == key) return true;
-  }
-  return false;
 }
 
 }  // namespace

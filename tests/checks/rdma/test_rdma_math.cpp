@@ -67,7 +67,7 @@ RdmaDevice device(const std::string& name, std::vector<RdmaPort> ports, int near
 }
 
 // A DGX H100-like node: n ConnectX-7 NDR 4x (400 Gb/s) ports, mlx5_i next to GPU i.
-std::vector<RdmaDevice> healthy_node(int n) {
+std::vector<RdmaDevice> healthy_rdma_node(int n) {
   std::vector<RdmaDevice> devices;
   for (int i = 0; i < n; ++i) {
     devices.push_back(device("mlx5_" + std::to_string(i), {ib_port()}, i));
@@ -165,11 +165,11 @@ TEST_CASE("rdma math: port rate names") {
 
 TEST_CASE("rdma math: judge_ports") {
   SECTION("a healthy node of 8 x 400 Gb/s ports has no issue") {
-    CHECK(preflight::judge_ports(healthy_node(8), min_rate(400)).empty());
-    CHECK(preflight::judge_ports(healthy_node(8), {}).empty());
+    CHECK(preflight::judge_ports(healthy_rdma_node(8), min_rate(400)).empty());
+    CHECK(preflight::judge_ports(healthy_rdma_node(8), {}).empty());
   }
   SECTION("a port that is down is only down") {
-    auto devices = healthy_node(8);
+    auto devices = healthy_rdma_node(8);
     devices[3].ports[0].state = "DOWN";
     devices[3].ports[0].phys_state = "Disabled";
     devices[3].ports[0].active_speed = 0;  // a down port reports no rate: not unknown_rate
@@ -198,7 +198,7 @@ TEST_CASE("rdma math: judge_ports") {
     CHECK(issues[0].detail == "state unknown, physical unknown");
   }
   SECTION("a port trained to HDR on a 400 Gb/s node is slow") {
-    auto devices = healthy_node(8);
+    auto devices = healthy_rdma_node(8);
     devices[5].ports[0].active_speed = kSpeedHdr;
     const auto issues = preflight::judge_ports(devices, min_rate(400));
     REQUIRE(issues.size() == 1);
@@ -207,7 +207,7 @@ TEST_CASE("rdma math: judge_ports") {
     CHECK(issues[0].detail == "200 Gb/s, below the minimum of 400 Gb/s");
   }
   SECTION("the engine's rate_gbps wins over the encodings") {
-    auto devices = healthy_node(1);
+    auto devices = healthy_rdma_node(1);
     devices[0].ports[0].rate_gbps = 200;
     CHECK(preflight::judge_ports(devices, min_rate(400)).size() == 1);
     devices[0].ports[0].rate_gbps = 400;
@@ -215,11 +215,11 @@ TEST_CASE("rdma math: judge_ports") {
     CHECK(preflight::judge_ports(devices, min_rate(400)).empty());
   }
   SECTION("a port exactly at the minimum is not slow") {
-    CHECK(preflight::judge_ports(healthy_node(2), min_rate(400)).empty());
-    CHECK(preflight::judge_ports(healthy_node(2), min_rate(400.5)).size() == 2);
+    CHECK(preflight::judge_ports(healthy_rdma_node(2), min_rate(400)).empty());
+    CHECK(preflight::judge_ports(healthy_rdma_node(2), min_rate(400.5)).size() == 2);
   }
   SECTION("expectations off: no minimum, no slow port") {
-    auto devices = healthy_node(2);
+    auto devices = healthy_rdma_node(2);
     devices[0].ports[0].active_speed = kSpeedEdr;
     CHECK(preflight::judge_ports(devices, min_rate(0)).empty());
     RdmaExpectations with_rnics;
@@ -236,7 +236,7 @@ TEST_CASE("rdma math: judge_ports") {
     CHECK(issues[0].detail == "no RoCE v2 GID with an IP address");
   }
   SECTION("InfiniBand needs no RoCE GID") {
-    auto devices = healthy_node(1);
+    auto devices = healthy_rdma_node(1);
     devices[0].ports[0].usable_gid = false;
     CHECK(preflight::judge_ports(devices, {}).empty());
   }
@@ -249,7 +249,7 @@ TEST_CASE("rdma math: judge_ports") {
     CHECK(issues[1].issue == PortIssue::no_gid);
   }
   SECTION("an active port whose rate cannot be decoded") {
-    auto devices = healthy_node(2);
+    auto devices = healthy_rdma_node(2);
     devices[1].ports[0].active_speed = 3;
     for (double minimum : {0.0, 400.0}) {
       INFO(minimum);
@@ -261,7 +261,7 @@ TEST_CASE("rdma math: judge_ports") {
     }
   }
   SECTION("a device with an error is skipped") {
-    auto devices = healthy_node(2);
+    auto devices = healthy_rdma_node(2);
     devices[0].error = "ibv_open_device: No such device";
     devices[0].ports[0].state = "DOWN";
     devices[0].ports[0].phys_state = "Disabled";
@@ -286,12 +286,12 @@ TEST_CASE("rdma math: usable_ports") {
       {"mlx5_0", 2}, {"mlx5_3", 1}, {"mlx5_5", 1}};
   CHECK(ports == expected);
   CHECK(preflight::usable_ports({}).empty());
-  CHECK(preflight::usable_ports(healthy_node(8)).size() == 8);
+  CHECK(preflight::usable_ports(healthy_rdma_node(8)).size() == 8);
 }
 
 TEST_CASE("rdma math: plan_transfers") {
   SECTION("one device: a loopback and a GPUDirect loopback") {
-    const auto plan = preflight::plan_transfers(healthy_node(1));
+    const auto plan = preflight::plan_transfers(healthy_rdma_node(1));
     REQUIRE(plan.size() == 2);
     CHECK(plan[0].kind == "loopback");
     CHECK(plan[0].entity == "mlx5_0");
@@ -307,7 +307,7 @@ TEST_CASE("rdma math: plan_transfers") {
     CHECK(plan[1].expected_gbps == 400);
   }
   SECTION("two devices: 2 loopbacks, 2 pairs, 2 GPUDirect") {
-    const auto plan = preflight::plan_transfers(healthy_node(2));
+    const auto plan = preflight::plan_transfers(healthy_rdma_node(2));
     REQUIRE(plan.size() == 6);
     CHECK(plan[2].kind == "pair");
     CHECK(plan[2].entity == "mlx5_0-mlx5_1");
@@ -318,7 +318,7 @@ TEST_CASE("rdma math: plan_transfers") {
     CHECK(plan[5].gpu_index == 1);
   }
   SECTION("four devices: 4 loopbacks, 12 ordered pairs row-major, GPUDirect where a GPU is near") {
-    auto devices = healthy_node(4);
+    auto devices = healthy_rdma_node(4);
     devices[2].nearest_gpu = -1;  // no GPU on this NIC's side
     const auto plan = preflight::plan_transfers(devices);
     REQUIRE(plan.size() == 4 + 12 + 3);
@@ -337,10 +337,10 @@ TEST_CASE("rdma math: plan_transfers") {
     CHECK(plan[18].entity == "mlx5_3");
   }
   SECTION("eight 400 Gb/s devices: 8 + 56 + 8") {
-    CHECK(preflight::plan_transfers(healthy_node(8)).size() == 8 + 56 + 8);
+    CHECK(preflight::plan_transfers(healthy_rdma_node(8)).size() == 8 + 56 + 8);
   }
   SECTION("a pair expects the lower of its two ports' rates") {
-    auto devices = healthy_node(2);
+    auto devices = healthy_rdma_node(2);
     devices[1].ports[0].active_speed = kSpeedHdr;  // 200 Gb/s
     const auto plan = preflight::plan_transfers(devices);
     REQUIRE(plan.size() == 6);
@@ -373,7 +373,7 @@ TEST_CASE("rdma math: plan_transfers") {
     CHECK(plan[6].from_port == 2);
   }
   SECTION("unusable ports and errored devices are left out") {
-    auto devices = healthy_node(4);
+    auto devices = healthy_rdma_node(4);
     devices[1].ports[0].state = "DOWN";
     devices[2].error = "ibv_open_device failed";
     const auto plan = preflight::plan_transfers(devices);

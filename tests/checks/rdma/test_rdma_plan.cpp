@@ -10,18 +10,18 @@
 #include "checks/rdma/rdma_plan.hpp"
 #include "run/runner.hpp"
 #include "support/builtin_thresholds.hpp"
+#include "support/check_results.hpp"
 #include "support/fake_backend.hpp"
 #include "support/fake_rdma_engine.hpp"
 
 using namespace preflight;
+using preflight::test::kEps;
 using namespace std::chrono_literals;
 
 namespace {
 
-constexpr double kEps = 1e-9;
-
-WorkRequest request_for(Profile profile, int gpus, int nics, const CheckOptions& options,
-                        std::optional<double> seconds = std::nullopt, std::uint64_t rotation = 0) {
+WorkRequest rdma_request(Profile profile, int gpus, int nics, const CheckOptions& options,
+                         std::optional<double> seconds = std::nullopt, std::uint64_t rotation = 0) {
   WorkRequest r;
   r.profile = profile;
   r.shape.gpus = gpus;
@@ -37,15 +37,15 @@ double model_s(int transfers, double transfer_s) {
   return rdma_model::kListing_s + transfers * (rdma_model::kTransferSetup_s + transfer_s);
 }
 
-struct Outcome {
+struct RdmaPlanOutcome {
   CheckResult rdma;
   std::size_t jobs = 0;
 };
 
 // The check through the runner, as a run does it: the planner's request (shape, rotation) in
 // ctx.work.
-Outcome run_rdma(test::FakeRdmaEngine& engine, int gpus, std::uint64_t rotation,
-                 Profile profile = Profile::quick) {
+RdmaPlanOutcome run_rdma_plan(test::FakeRdmaEngine& engine, int gpus, std::uint64_t rotation,
+                              Profile profile = Profile::quick) {
   CheckRegistry registry;
   register_builtin_checks(registry);
   CheckOptions opts;
@@ -64,7 +64,7 @@ Outcome run_rdma(test::FakeRdmaEngine& engine, int gpus, std::uint64_t rotation,
   Runner runner(backend.engines(), faults);
   const auto out = runner.run(state, plan, settings);
   REQUIRE(out.invalid.empty());
-  Outcome o;
+  RdmaPlanOutcome o;
   for (const auto& c : out.verdict.checks) {
     if (c.name == "rdma") o.rdma = c;
   }
@@ -77,7 +77,7 @@ Outcome run_rdma(test::FakeRdmaEngine& engine, int gpus, std::uint64_t rotation,
 TEST_CASE("rdma plan: the quick profile's whole work for 0, 1 and 8 NICs") {
   const CheckOptions none;
   SECTION("no NIC: the device listing only") {
-    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 1, 0, none));
+    const WorkPlan p = plan_rdma_work(rdma_request(Profile::quick, 1, 0, none));
     CHECK(p.expected_s == Approx(0.2));
     CHECK(p.floor_s == Approx(0.2));
     CHECK_FALSE(p.reduced);
@@ -85,7 +85,7 @@ TEST_CASE("rdma plan: the quick profile's whole work for 0, 1 and 8 NICs") {
     CHECK(p.coverage == "device listing only: no compute NIC");
   }
   SECTION("1 GPU, 1 NIC: a loopback and GPUDirect, about a second") {
-    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 1, 1, none));
+    const WorkPlan p = plan_rdma_work(rdma_request(Profile::quick, 1, 1, none));
     CHECK(p.expected_s == Approx(model_s(2, 0.15)));  // 0.7 s
     CHECK(p.expected_s <= 1.0);
     CHECK(p.floor_s == Approx(model_s(2, 0.1)));  // 0.6 s
@@ -95,7 +95,7 @@ TEST_CASE("rdma plan: the quick profile's whole work for 0, 1 and 8 NICs") {
           "1 loopback, 1 GPUDirect, no NIC pair (1 NIC); 0.15 s of writes per transfer");
   }
   SECTION("8 GPUs, 8 NICs: loopbacks and GPUDirect on all, one shift of pairs, about 6 s") {
-    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 8, 8, none));
+    const WorkPlan p = plan_rdma_work(rdma_request(Profile::quick, 8, 8, none));
     CHECK(p.expected_s == Approx(model_s(8 + 8 + 8, 0.15)));  // 6.2 s
     CHECK(p.floor_s == Approx(model_s(8 + 8 + 8, 0.1)));      // 5.0 s
     CHECK_FALSE(p.reduced);  // rotating is quick's whole work, not a reduction
@@ -107,7 +107,7 @@ TEST_CASE("rdma plan: the quick profile's whole work for 0, 1 and 8 NICs") {
           "writes per transfer");
   }
   SECTION("without GPUs there is no GPUDirect; 4 NICs fit every pair") {
-    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 0, 4, none));
+    const WorkPlan p = plan_rdma_work(rdma_request(Profile::quick, 0, 4, none));
     CHECK(p.expected_s == Approx(model_s(4 + 12, 0.15)));
     CHECK(p.rotation_steps == 1);
     CHECK(p.covered.empty());
@@ -116,12 +116,12 @@ TEST_CASE("rdma plan: the quick profile's whole work for 0, 1 and 8 NICs") {
   SECTION("--rdma-devices names the compute NICs: their count and names, not the node's") {
     CheckOptions listed;
     listed.set("--rdma-devices", "mlx5_0,mlx5_3,mlx5_4");
-    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 8, 12, listed));
+    const WorkPlan p = plan_rdma_work(rdma_request(Profile::quick, 8, 12, listed));
     CHECK(p.expected_s == Approx(model_s(3 + 3 + 6, 0.15)));
     CHECK_THAT(p.coverage, Catch::Contains("6 of 6 NIC pairs"));
     CheckOptions eight;
     eight.set("--rdma-devices", "a0,a1,a2,a3,a4,a5,a6,a7");
-    const WorkPlan q = plan_rdma_work(request_for(Profile::quick, 8, 12, eight, std::nullopt, 3));
+    const WorkPlan q = plan_rdma_work(rdma_request(Profile::quick, 8, 12, eight, std::nullopt, 3));
     CHECK(q.rotation_steps == 7);
     CHECK(q.covered.size() == 8);
     for (const std::string& e : q.covered) CHECK(e.rfind('a', 0) == 0);
@@ -130,17 +130,17 @@ TEST_CASE("rdma plan: the quick profile's whole work for 0, 1 and 8 NICs") {
 
 TEST_CASE("rdma plan: standard and burnin keep every pair at 2 s and 10 s") {
   const CheckOptions none;
-  const WorkPlan standard = plan_rdma_work(request_for(Profile::standard, 8, 8, none));
+  const WorkPlan standard = plan_rdma_work(rdma_request(Profile::standard, 8, 8, none));
   CHECK(standard.expected_s == Approx(model_s(8 + 56 + 8, 2.0)));  // 151.4 s
   CHECK(standard.floor_s == Approx(model_s(8 + 8 + 8, 0.1)));      // 5.0 s
   CHECK(standard.rotation_steps == 1);
   CHECK_FALSE(standard.reduced);
   CHECK(standard.coverage ==
         "8 loopbacks, 8 GPUDirect, 56 of 56 NIC pairs; 2 s of writes per transfer");
-  const WorkPlan burnin = plan_rdma_work(request_for(Profile::burnin, 8, 8, none));
+  const WorkPlan burnin = plan_rdma_work(rdma_request(Profile::burnin, 8, 8, none));
   CHECK(burnin.expected_s == Approx(model_s(8 + 56 + 8, 10.0)));  // 727.4 s
   CHECK(burnin.rotation_steps == 1);
-  const WorkPlan one = plan_rdma_work(request_for(Profile::standard, 1, 1, none));
+  const WorkPlan one = plan_rdma_work(rdma_request(Profile::standard, 1, 1, none));
   CHECK(one.expected_s == Approx(model_s(2, 2.0)));  // 4.4 s
 }
 
@@ -148,42 +148,42 @@ TEST_CASE("rdma plan: given seconds, the work shrinks to fit and never below its
   const CheckOptions none;
   for (Profile profile : {Profile::quick, Profile::standard, Profile::burnin}) {
     for (int nics : {1, 2, 4, 8}) {
-      const WorkPlan whole = plan_rdma_work(request_for(profile, 8, nics, none));
+      const WorkPlan whole = plan_rdma_work(rdma_request(profile, 8, nics, none));
       for (double f : {0.0, 0.1, 0.25, 0.5, 0.75, 0.99}) {
         const double seconds = whole.floor_s + f * (whole.expected_s - whole.floor_s);
         INFO("profile " << static_cast<int>(profile) << ", " << nics << " NICs, " << seconds
                         << " s");
-        const WorkPlan p = plan_rdma_work(request_for(profile, 8, nics, none, seconds));
+        const WorkPlan p = plan_rdma_work(rdma_request(profile, 8, nics, none, seconds));
         CHECK(p.expected_s <= seconds + 1e-6);
         CHECK(p.expected_s >= whole.floor_s - 1e-6);
         CHECK(p.floor_s == Approx(whole.floor_s));
         CHECK(p.reduced == (p.expected_s < whole.expected_s - kEps));
       }
       // Seconds at or above the whole work change nothing.
-      const WorkPlan more = plan_rdma_work(request_for(profile, 8, nics, none, whole.expected_s));
+      const WorkPlan more = plan_rdma_work(rdma_request(profile, 8, nics, none, whole.expected_s));
       CHECK_FALSE(more.reduced);
       CHECK(more.expected_s == Approx(whole.expected_s));
     }
   }
   SECTION("standard: shorter transfers first, then fewer pairs, then 0.1 s transfers") {
-    const WorkPlan shorter = plan_rdma_work(request_for(Profile::standard, 8, 8, none, 100.0));
+    const WorkPlan shorter = plan_rdma_work(rdma_request(Profile::standard, 8, 8, none, 100.0));
     CHECK(shorter.reduced);
     CHECK(shorter.rotation_steps == 1);  // every pair still
     CHECK(shorter.coverage ==
           "8 loopbacks, 8 GPUDirect, 56 of 56 NIC pairs; 1.28 s of writes per transfer");
-    const WorkPlan fewer = plan_rdma_work(request_for(Profile::standard, 8, 8, none, 12.0));
+    const WorkPlan fewer = plan_rdma_work(rdma_request(Profile::standard, 8, 8, none, 12.0));
     CHECK(fewer.rotation_steps == 3);  // 3 shifts of 7 per step
     CHECK(fewer.coverage ==
           "8 loopbacks, 8 GPUDirect, 24 of 56 NIC pairs (pairs rotate: step 1 "
           "of 3); 0.19 s of writes per transfer");
     CHECK(fewer.expected_s <= 12.0);
-    const WorkPlan least = plan_rdma_work(request_for(Profile::standard, 8, 8, none, 5.0));
+    const WorkPlan least = plan_rdma_work(rdma_request(Profile::standard, 8, 8, none, 5.0));
     CHECK(least.expected_s == Approx(5.0));
     CHECK(least.rotation_steps == 7);
     CHECK_THAT(least.coverage, Catch::EndsWith("; 0.1 s of writes per transfer"));
   }
   SECTION("quick on 8 NICs: one shift is its least, so only the transfers shorten") {
-    const WorkPlan p = plan_rdma_work(request_for(Profile::quick, 8, 8, none, 5.5));
+    const WorkPlan p = plan_rdma_work(rdma_request(Profile::quick, 8, 8, none, 5.5));
     CHECK(p.reduced);
     CHECK(p.rotation_steps == 7);
     CHECK(p.expected_s <= 5.5);
@@ -196,13 +196,13 @@ TEST_CASE("rdma plan: the NIC pairs rotate, covering every ordered pair over the
   for (int nics : {2, 3, 5, 8, 16}) {
     for (bool at_floor : {false, true}) {
       // At the floor one shift per run (the planner never asks for less); else quick's whole work.
-      const WorkPlan whole = plan_rdma_work(request_for(Profile::quick, 8, nics, none));
+      const WorkPlan whole = plan_rdma_work(rdma_request(Profile::quick, 8, nics, none));
       const auto sized = at_floor ? std::optional<double>(whole.floor_s) : std::nullopt;
-      const WorkPlan step0 = plan_rdma_work(request_for(Profile::quick, 8, nics, none, sized));
+      const WorkPlan step0 = plan_rdma_work(rdma_request(Profile::quick, 8, nics, none, sized));
       std::set<std::string> covered;
       for (int r = 0; r < step0.rotation_steps; ++r) {
         const WorkPlan p =
-            plan_rdma_work(request_for(Profile::quick, 8, nics, none, sized, r + 7 * 100));
+            plan_rdma_work(rdma_request(Profile::quick, 8, nics, none, sized, r + 7 * 100));
         CHECK(p.rotation_steps == step0.rotation_steps);
         covered.insert(p.covered.begin(), p.covered.end());
         if (p.rotation_steps == 1) {
@@ -226,7 +226,7 @@ TEST_CASE("rdma plan: plan_transfers takes the rotation's pairs, or all of them"
   CHECK(rdma_pair_endpoints(devices).size() == 8);
   const CheckOptions none;
   RdmaWorkShape shape{8, 8, 8};
-  const RdmaWork work = plan_rdma(request_for(Profile::quick, 8, 8, none, std::nullopt, 1), shape,
+  const RdmaWork work = plan_rdma(rdma_request(Profile::quick, 8, 8, none, std::nullopt, 1), shape,
                                   rdma_pair_endpoints(devices));
   const auto plan = plan_transfers(devices, work.rotation.ordered_pairs());
   REQUIRE(plan.size() == 8 + 8 + 8);
@@ -251,7 +251,7 @@ TEST_CASE("rdma plan: plan_transfers takes the rotation's pairs, or all of them"
 TEST_CASE("rdma plan: run() records its coverage, rotating 8 NICs' pairs in quick") {
   SECTION("8 NICs quick, run 2: loopbacks, GPUDirect and the 8 pairs of step 2") {
     test::FakeRdmaEngine engine(8, true);
-    const Outcome o = run_rdma(engine, 8, 1);
+    const RdmaPlanOutcome o = run_rdma_plan(engine, 8, 1);
     INFO(o.rdma.summary);
     CHECK(o.rdma.status == Status::pass);
     CHECK(o.jobs == 8 + 8 + 8);
@@ -277,7 +277,7 @@ TEST_CASE("rdma plan: run() records its coverage, rotating 8 NICs' pairs in quic
   SECTION("the check counts its NICs itself: 3 usable of 4, every pair") {
     test::FakeRdmaEngine engine(4, true);
     engine.inv.devices[1].ports[0].state = "DOWN";
-    const Outcome o = run_rdma(engine, 4, 5);
+    const RdmaPlanOutcome o = run_rdma_plan(engine, 4, 5);
     REQUIRE(o.rdma.plan.has_value());
     CHECK(o.rdma.plan->rotation_steps == 1);
     CHECK(o.rdma.plan->covered.empty());

@@ -36,7 +36,7 @@ std::string hex2(int v) {
   return text;
 }
 
-RdmaPort port(std::string state, std::string phys, double rate, std::string layer, int n = 1) {
+RdmaPort rdma_port(std::string state, std::string phys, double rate, std::string layer, int n = 1) {
   RdmaPort p;
   p.port_num = n;
   p.state = std::move(state);
@@ -48,7 +48,7 @@ RdmaPort port(std::string state, std::string phys, double rate, std::string laye
 }
 
 RdmaPort ib400() {
-  return port("ACTIVE", "LinkUp", 400, "InfiniBand");
+  return rdma_port("ACTIVE", "LinkUp", 400, "InfiniBand");
 }
 
 // The GPU and compute NIC pairs of a DGX H100/H200: NIC bus (from the ibpNNs0 names of the User
@@ -134,22 +134,23 @@ RdmaReadings dgx_h200() {
   RdmaReadings r;
   r.devices = dgx_compute();
   insert_sorted(r.devices,
-                storage("mlx5_1", 0x29, 0, 0, port("DOWN", "Disabled", 0, "InfiniBand")));
+                storage("mlx5_1", 0x29, 0, 0, rdma_port("DOWN", "Disabled", 0, "InfiniBand")));
   insert_sorted(r.devices,
-                storage("mlx5_2", 0x29, 1, 0, port("ACTIVE", "LinkUp", 200, "Ethernet")));
+                storage("mlx5_2", 0x29, 1, 0, rdma_port("ACTIVE", "LinkUp", 200, "Ethernet")));
   insert_sorted(r.devices,
-                storage("mlx5_7", 0xaa, 0, 4, port("DOWN", "Disabled", 0, "InfiniBand")));
-  insert_sorted(r.devices, storage("mlx5_8", 0xaa, 1, 4, port("DOWN", "Polling", 0, "Ethernet")));
+                storage("mlx5_7", 0xaa, 0, 4, rdma_port("DOWN", "Disabled", 0, "InfiniBand")));
+  insert_sorted(r.devices,
+                storage("mlx5_8", 0xaa, 1, 4, rdma_port("DOWN", "Polling", 0, "Ethernet")));
   return r;
 }
 
-Thresholds sku(const char* id) {
+Thresholds sku_by_flag(const char* id) {
   const SkuSpec* spec = find_sku(id);
   REQUIRE(spec != nullptr);
   return preflight::test::builtin_thresholds(spec, "--sku");
 }
 
-std::set<std::string> codes(const std::vector<Finding>& findings, bool with_info = false) {
+std::set<std::string> rdma_codes(const std::vector<Finding>& findings, bool with_info = false) {
   std::set<std::string> out;
   for (const Finding& f : findings) {
     if (with_info || f.severity != Severity::info) out.insert(f.code + "@" + f.entity);
@@ -207,7 +208,7 @@ TEST_CASE("rdma readings: the DGX fixture's affinities follow from its PCI paths
 }
 
 TEST_CASE("rdma readings: a healthy DGX H200 passes, its storage ports reported, not failed") {
-  const Thresholds h200 = sku("h200-sxm-141gb");
+  const Thresholds h200 = sku_by_flag("h200-sxm-141gb");
   REQUIRE(h200.get("rdma.min_port_gbps") == 400);
   RdmaReadings r = dgx_h200();
   r.expect_rnics = 8;
@@ -229,9 +230,9 @@ TEST_CASE("rdma readings: a healthy DGX H200 passes, its storage ports reported,
   CHECK(usable_ports(all).size() == 9);
 
   const auto findings = judge_rdma(r, h200);
-  INFO(codes(findings, true).size());
+  INFO(rdma_codes(findings, true).size());
   CHECK(healthy(findings));
-  CHECK(codes(findings).empty());
+  CHECK(rdma_codes(findings).empty());
   CHECK(entities_of(findings, "RDMA_NIC_NOT_COMPUTE") ==
         std::set<std::string>{"mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"});
   for (const Finding& f : findings) {
@@ -254,11 +255,12 @@ TEST_CASE("rdma readings: a DGX H100 whose in-band Ethernet NIC has a port down 
   // "1 of 9 ports are not active" on such a node.
   RdmaReadings r;
   r.devices = dgx_compute();
-  insert_sorted(r.devices, storage("mlx5_1", 0x29, 0, 0, port("DOWN", "Disabled", 0, "Ethernet")));
   insert_sorted(r.devices,
-                storage("mlx5_2", 0x29, 1, 0, port("ACTIVE", "LinkUp", 100, "Ethernet")));
+                storage("mlx5_1", 0x29, 0, 0, rdma_port("DOWN", "Disabled", 0, "Ethernet")));
+  insert_sorted(r.devices,
+                storage("mlx5_2", 0x29, 1, 0, rdma_port("ACTIVE", "LinkUp", 100, "Ethernet")));
   r.expect_rnics = 8;
-  const Thresholds h100 = sku("h100-sxm5-80gb");
+  const Thresholds h100 = sku_by_flag("h100-sxm5-80gb");
   SECTION("topology known: the Ethernet functions share no switch with a GPU") {
     const auto findings = judge_rdma(r, h100);
     CHECK(healthy(findings));
@@ -277,7 +279,7 @@ TEST_CASE("rdma readings: a DGX H100 whose in-band Ethernet NIC has a port down 
 }
 
 TEST_CASE("rdma readings: a compute NIC down or slow fails on that NIC") {
-  const Thresholds h200 = sku("h200-sxm-141gb");
+  const Thresholds h200 = sku_by_flag("h200-sxm-141gb");
   RdmaReadings r = dgx_h200();
   r.expect_rnics = 8;
   auto find = [&r](const std::string& name) -> RdmaNicReading& {
@@ -288,9 +290,9 @@ TEST_CASE("rdma readings: a compute NIC down or slow fails on that NIC") {
     return r.devices.front();
   };
   SECTION("down") {
-    find("mlx5_5").device.ports[0] = port("DOWN", "Disabled", 0, "InfiniBand");
+    find("mlx5_5").device.ports[0] = rdma_port("DOWN", "Disabled", 0, "InfiniBand");
     const auto findings = judge_rdma(r, h200);
-    CHECK(codes(findings) ==
+    CHECK(rdma_codes(findings) ==
           std::set<std::string>{"RDMA_PORT_DOWN@mlx5_5", "RDMA_COUNT_MISMATCH@node"});
     for (const Finding& f : findings) {
       if (f.code == "RDMA_COUNT_MISMATCH") {
@@ -301,12 +303,12 @@ TEST_CASE("rdma readings: a compute NIC down or slow fails on that NIC") {
   SECTION("at 200 Gb/s on a 400 Gb/s SKU: still compute, it shares its GPU's switch") {
     find("mlx5_9").device.ports[0].rate_gbps = 200;
     const auto findings = judge_rdma(r, h200);
-    CHECK(codes(findings) == std::set<std::string>{"RDMA_PORT_SLOW@mlx5_9"});
+    CHECK(rdma_codes(findings) == std::set<std::string>{"RDMA_PORT_SLOW@mlx5_9"});
     CHECK(findings.size() == 5);  // and the four storage infos
   }
   SECTION("a compute NIC's PCIe link at Gen4") {
     find("mlx5_0").device.pcie_gen = 4;
-    CHECK(codes(judge_rdma(r, h200)) == std::set<std::string>{"RDMA_PCIE_DEGRADED@mlx5_0"});
+    CHECK(rdma_codes(judge_rdma(r, h200)) == std::set<std::string>{"RDMA_PCIE_DEGRADED@mlx5_0"});
   }
   SECTION("a storage NIC's PCIe link at Gen4 is reported in its info, not failed") {
     find("mlx5_2").device.pcie_gen = 4;
@@ -320,7 +322,7 @@ TEST_CASE("rdma readings: a compute NIC down or slow fails on that NIC") {
 }
 
 TEST_CASE("rdma readings: --rdma-devices selects exactly the listed devices") {
-  const Thresholds h200 = sku("h200-sxm-141gb");
+  const Thresholds h200 = sku_by_flag("h200-sxm-141gb");
   RdmaReadings r = dgx_h200();
   SECTION("two compute NICs: the rest are reported") {
     r.rdma_devices = {"mlx5_0", "mlx5_3"};
@@ -337,12 +339,12 @@ TEST_CASE("rdma readings: --rdma-devices selects exactly the listed devices") {
   }
   SECTION("a listed storage function is judged like any compute NIC") {
     r.rdma_devices = {"mlx5_0", "mlx5_2"};
-    CHECK(codes(judge_rdma(r, h200)) == std::set<std::string>{"RDMA_PORT_SLOW@mlx5_2"});
+    CHECK(rdma_codes(judge_rdma(r, h200)) == std::set<std::string>{"RDMA_PORT_SLOW@mlx5_2"});
   }
   SECTION("a listed name the node lacks fails on that name") {
     r.rdma_devices = {"mlx5_0", "mlx5_12"};
     const auto findings = judge_rdma(r, h200);
-    CHECK(codes(findings) == std::set<std::string>{"RDMA_DEVICE_MISSING@mlx5_12"});
+    CHECK(rdma_codes(findings) == std::set<std::string>{"RDMA_DEVICE_MISSING@mlx5_12"});
     for (const Finding& f : findings) {
       if (f.code == "RDMA_DEVICE_MISSING") {
         CHECK_THAT(f.message,
@@ -354,7 +356,7 @@ TEST_CASE("rdma readings: --rdma-devices selects exactly the listed devices") {
 }
 
 TEST_CASE("rdma readings: with the topology unknown, the link layer decides") {
-  const Thresholds h200 = sku("h200-sxm-141gb");
+  const Thresholds h200 = sku_by_flag("h200-sxm-141gb");
   const RdmaReadings r = without_topology(dgx_h200());
   const NicSelection s = select_compute_nics(r.devices, {});
   CHECK(s.rule == NicRule::fabric);
@@ -364,7 +366,7 @@ TEST_CASE("rdma readings: with the topology unknown, the link layer decides") {
     // NIC; judging it is the price of never excusing a dead compute NIC. The Ethernet functions
     // (up at 200, or down) are not on the InfiniBand fabric and are reported.
     const auto findings = judge_rdma(r, h200);
-    CHECK(codes(findings) ==
+    CHECK(rdma_codes(findings) ==
           std::set<std::string>{"RDMA_PORT_DOWN@mlx5_1", "RDMA_PORT_DOWN@mlx5_7"});
     CHECK(entities_of(findings, "RDMA_NIC_NOT_COMPUTE") ==
           std::set<std::string>{"mlx5_2", "mlx5_8"});
@@ -377,17 +379,17 @@ TEST_CASE("rdma readings: with the topology unknown, the link layer decides") {
   SECTION("rate does not decide: a compute NIC trained down is judged") {
     RdmaReadings slow = r;
     slow.devices[0].device.ports[0].rate_gbps = 200;  // mlx5_0
-    CHECK(codes(judge_rdma(slow, h200)).count("RDMA_PORT_SLOW@mlx5_0") == 1);
+    CHECK(rdma_codes(judge_rdma(slow, h200)).count("RDMA_PORT_SLOW@mlx5_0") == 1);
   }
   SECTION("the trade-off: an InfiniBand storage port at 200 is judged as well") {
     // BasePOD's optional InfiniBand storage on port 1 of the slot cards: without the PCIe tree
     // it looks like a compute NIC that trained down.
     RdmaReadings ib_storage = r;
-    ib_storage.devices[1].device.ports[0] = port("ACTIVE", "LinkUp", 200, "InfiniBand");
-    CHECK(codes(judge_rdma(ib_storage, h200)).count("RDMA_PORT_SLOW@mlx5_1") == 1);
+    ib_storage.devices[1].device.ports[0] = rdma_port("ACTIVE", "LinkUp", 200, "InfiniBand");
+    CHECK(rdma_codes(judge_rdma(ib_storage, h200)).count("RDMA_PORT_SLOW@mlx5_1") == 1);
     // With the topology it is reported and passes.
     RdmaReadings known = dgx_h200();
-    known.devices[1].device.ports[0] = port("ACTIVE", "LinkUp", 200, "InfiniBand");
+    known.devices[1].device.ports[0] = rdma_port("ACTIVE", "LinkUp", 200, "InfiniBand");
     CHECK(healthy(judge_rdma(known, h200)));
   }
   SECTION("devices without sysfs paths at one rate are all compute (the fake libibverbs)") {
@@ -395,16 +397,17 @@ TEST_CASE("rdma readings: with the topology unknown, the link layer decides") {
     for (int i = 0; i < 2; ++i) {
       RdmaNicReading d;
       d.device.name = "fake" + std::to_string(i);
-      d.device.ports = {port("ACTIVE", "LinkUp", 2.5, "InfiniBand")};
+      d.device.ports = {rdma_port("ACTIVE", "LinkUp", 2.5, "InfiniBand")};
       fake.devices.push_back(d);
     }
-    fake.devices[1].device.ports[0] = port("DOWN", "Disabled", 0, "InfiniBand");
+    fake.devices[1].device.ports[0] = rdma_port("DOWN", "Disabled", 0, "InfiniBand");
     const auto findings = judge_rdma(fake, h200);
-    CHECK(codes(findings) == std::set<std::string>{"RDMA_PORT_SLOW@fake0", "RDMA_PORT_DOWN@fake1"});
+    CHECK(rdma_codes(findings) ==
+          std::set<std::string>{"RDMA_PORT_SLOW@fake0", "RDMA_PORT_DOWN@fake1"});
   }
   SECTION("no port up anywhere: every device is judged") {
     RdmaReadings dead = r;
-    for (auto& d : dead.devices) d.device.ports[0] = port("DOWN", "Disabled", 0, "InfiniBand");
+    for (auto& d : dead.devices) d.device.ports[0] = rdma_port("DOWN", "Disabled", 0, "InfiniBand");
     const auto findings = judge_rdma(dead, h200);
     CHECK(entities_of(findings, "RDMA_PORT_DOWN").size() == 12);
     CHECK(describe_rule(select_compute_nics(dead.devices, {})) ==
@@ -422,7 +425,7 @@ TEST_CASE("rdma readings: with the topology unknown, the link layer decides") {
     // The InfiniBand ports down are not of this fabric: reported. The Ethernet storage
     // functions cannot be told from compute NICs: judged.
     const auto findings = judge_rdma(roce, h200);
-    CHECK(codes(findings) ==
+    CHECK(rdma_codes(findings) ==
           std::set<std::string>{"RDMA_PORT_SLOW@mlx5_2", "RDMA_PORT_DOWN@mlx5_8"});
     CHECK(entities_of(findings, "RDMA_NIC_NOT_COMPUTE") ==
           std::set<std::string>{"mlx5_1", "mlx5_7"});
@@ -430,7 +433,7 @@ TEST_CASE("rdma readings: with the topology unknown, the link layer decides") {
 }
 
 TEST_CASE("rdma readings: transfers are judged against their expected rate") {
-  const Thresholds h200 = sku("h200-sxm-141gb");
+  const Thresholds h200 = sku_by_flag("h200-sxm-141gb");
   RdmaReadings r;
   r.devices = dgx_compute();
   RdmaTransferReading t;
@@ -473,7 +476,7 @@ TEST_CASE("rdma readings: transfers are judged against their expected rate") {
 }
 
 TEST_CASE("rdma readings: JSON round trip judges the same") {
-  const Thresholds h200 = sku("h200-sxm-141gb");
+  const Thresholds h200 = sku_by_flag("h200-sxm-141gb");
   RdmaReadings r = dgx_h200();
   r.expect_rnics = 9;
   r.rdma_devices = {};
@@ -496,7 +499,7 @@ TEST_CASE("rdma readings: JSON round trip judges the same") {
   RdmaReadings back;
   from_json(Json::parse(written.dump()), back);  // through text, as a verdict file
   require_same(judge_rdma(r, h200), judge_rdma(back, h200));
-  CHECK(codes(judge_rdma(back, h200)) ==
+  CHECK(rdma_codes(judge_rdma(back, h200)) ==
         std::set<std::string>{"RDMA_RATE_UNKNOWN@mlx5_0", "RDMA_PORT_DOWN@mlx5_3",
                               "RDMA_COUNT_MISMATCH@node", "RDMA_BANDWIDTH_LOW@mlx5_0"});
   CHECK(back.transfers_not_run == 3);
@@ -539,7 +542,7 @@ TEST_CASE("rdma readings: written by hand, defaults fill in and bad fields are n
   CHECK(r.devices[0].device.ports[0].port_num == 1);
   CHECK(r.transfers[0].planned.to_device == "mlx5_0");
   CHECK(r.transfers[0].result.connected);
-  CHECK(judge_rdma(r, sku("h100-sxm5-80gb")).size() == 1);  // mlx5_1: info
+  CHECK(judge_rdma(r, sku_by_flag("h100-sxm5-80gb")).size() == 1);  // mlx5_1: info
 
   const auto bad = [&](const char* pointer, const Json& value, const char* field) {
     Json broken = hand;
