@@ -28,7 +28,11 @@ TEST_CASE("figures: a name pattern matches segment by segment and captures its l
 }
 
 TEST_CASE("figures: entity labels, fixed labels, then the name's labels") {
-  const FigureExport gpu{"{dtype}.tflops_median", {"gpu"}, {}, "f", 1, "h", "gemm_{dtype}_tflops"};
+  const FigureExport gpu = Figure<1>("{dtype}.tflops_median", "TFLOP/s", "h")
+                               .per({"gpu"})
+                               .exported_as("f")
+                               .feeds("gemm_{dtype}_tflops")
+                               .spec();
   const auto labels = figure_labels(gpu, {"gpu12", "fp64.tflops_median", 60, "TFLOP/s"});
   REQUIRE(labels);
   CHECK(*labels == Labels{{"gpu", "12"}, {"dtype", "fp64"}});
@@ -37,16 +41,26 @@ TEST_CASE("figures: entity labels, fixed labels, then the name's labels") {
   CHECK_FALSE(figure_labels(gpu, {"mlx5_0", "fp64.tflops_median", 60, ""}));  // not a GPU
   CHECK_FALSE(figure_labels(gpu, {"gpu1x", "fp64.tflops_median", 60, ""}));
 
-  const FigureExport pcie{"h2d_gbps", {"gpu"}, {{"direction", "h2d"}}, "f", 1e9, "h", ""};
+  const FigureExport pcie = Figure<0>("h2d_gbps", "GB/s", "h")
+                                .per({"gpu"})
+                                .with_fixed({{"direction", "h2d"}})
+                                .exported_as("f_bytes_per_second")
+                                .spec();
   CHECK(*figure_labels(pcie, {"gpu0", "h2d_gbps", 53, "GB/s"}) ==
         Labels{{"gpu", "0"}, {"direction", "h2d"}});
 
-  const FigureExport pair{"pair_gbps", {"src", "dst"}, {}, "f", 1e9, "h", ""};
+  const FigureExport pair = Figure<0>("pair_gbps", "Gb/s", "h")
+                                .per({"src", "dst"})
+                                .exported_as("f_bits_per_second")
+                                .spec();
   CHECK(*figure_labels(pair, {"mlx5_0-mlx5_3", "pair_gbps", 390, "Gb/s"}) ==
         Labels{{"src", "mlx5_0"}, {"dst", "mlx5_3"}});
   CHECK_FALSE(figure_labels(pair, {"mlx5_0", "pair_gbps", 390, "Gb/s"}));
 
-  const FigureExport node{"unidirectional_min_gbps", {}, {}, "f", 1e9, "h", "nvlink_gbps"};
+  const FigureExport node = Figure<0>("unidirectional_min_gbps", "GB/s", "h")
+                                .exported_as("f_bytes_per_second")
+                                .feeds("nvlink_gbps")
+                                .spec();
   CHECK(figure_labels(node, {"", "unidirectional_min_gbps", 370, "GB/s"}) == Labels{});
   CHECK_FALSE(figure_labels(node, {"gpu0", "unidirectional_min_gbps", 370, "GB/s"}));
 }
