@@ -5,6 +5,16 @@
 #include "checks/nccl/nccl_thresholds.hpp"
 
 namespace preflight {
+namespace {
+
+// The busbw a healthy node of the SKU reaches, for both collectives: 80% of the SKU's NVLink
+// bandwidth (docs/thresholds.md, the SKU tables); PCIe-only SKUs have none.
+const std::vector<std::pair<std::string_view, double>> kBusbwBySku = {{"a100-sxm4-40gb", 240},
+                                                                      {"a100-sxm4-80gb", 240},
+                                                                      {"h100-sxm5-80gb", 360},
+                                                                      {"h200-sxm-141gb", 360}};
+
+}  // namespace
 
 const ThresholdSpecs& nccl_thresholds() {
   static const ThresholdSpecs specs = {
@@ -21,10 +31,7 @@ const ThresholdSpecs& nccl_thresholds() {
        {},
        false,
        nullptr,
-       {{"a100-sxm4-40gb", 240},
-        {"a100-sxm4-80gb", 240},
-        {"h100-sxm5-80gb", 360},
-        {"h200-sxm-141gb", 360}}},
+       kBusbwBySku},
       {"nccl.allreduce_busbw_gbps",
        "GB/s",
        "all-reduce bus bandwidth (nccl-tests' busbw) a healthy node reaches at the largest size "
@@ -36,10 +43,7 @@ const ThresholdSpecs& nccl_thresholds() {
        {},
        false,
        nullptr,
-       {{"a100-sxm4-40gb", 240},
-        {"a100-sxm4-80gb", 240},
-        {"h100-sxm5-80gb", 360},
-        {"h200-sxm-141gb", 360}}},
+       kBusbwBySku},
       {"nccl.fail_fraction", "fraction",
        "the node's bus bandwidth below this share of the nccl.*_busbw_gbps figure fails", 0, 1,
        false, 0.6},
