@@ -113,10 +113,11 @@ run_suite() {
     toolkit=$(sed -n 's/^build: .* uses \(CUDA .*\)$/\1/p' "$log" | head -n1)
     start_tsan_build
     echo "test: === $name: ${toolkit:-no CUDA}; $warnings compiler warning(s); running ctest ==="
+    : >"$log"
     (cd "$dir" && ctest --output-on-failure --timeout 300 -j "$jobs" -L '^unit$' \
-      "${ctest_args[@]}") || rc=$?
+      "${ctest_args[@]}") 2>&1 | tee -a "$log" || rc=$?
     (cd "$dir" && ctest --output-on-failure --timeout 300 -LE "^unit\$|$load_labels" \
-      "${ctest_args[@]}") || rc=$?
+      "${ctest_args[@]}") 2>&1 | tee -a "$log" || rc=$?
     if ((loaded)); then
       # The hog is the ASan tree's build (as many compile jobs as cores), started now and then
       # tested as a hardening step of its own; stress-ng takes over if it ends first. The build's
@@ -129,7 +130,7 @@ run_suite() {
       local asan_pid=$!
       background_pids+=("$asan_pid")
       scripts/test-under-load.sh --hog-after "$asan_pid" "$dir" --timeout 300 \
-        "${ctest_args[@]}" || rc=$?
+        "${ctest_args[@]}" 2>&1 | tee -a "$log" || rc=$?
       asan_rc=0
       wait "$asan_pid" || asan_rc=$?
       asan_build_seconds=$((SECONDS - asan_start))
@@ -137,7 +138,7 @@ run_suite() {
       rm -f "$asan_log"
     else
       (cd "$dir" && ctest --output-on-failure --timeout 300 -L "$load_labels" \
-        "${ctest_args[@]}") || rc=$?
+        "${ctest_args[@]}") 2>&1 | tee -a "$log" || rc=$?
     fi
     if ((rc)); then
       summary+=("$name ($dir, ${toolkit:-no CUDA}$how): tests FAILED, $warnings warning(s), $((SECONDS - start)) s")
@@ -148,6 +149,7 @@ run_suite() {
     rc=1
     summary+=("$name ($dir): build FAILED, $((SECONDS - start)) s")
   fi
+  note_failed_tests "$name" "$log"
   rm -f "$log"
   ((rc == 0)) || failed=1
 }
@@ -169,18 +171,33 @@ start_tsan_build() {
   echo "test: === TSan tree: building build-tsan in the background at nice 19 ==="
 }
 
+# note_failed_tests STEP LOG: the tests ctest listed as failed in LOG (its "The following tests
+# FAILED:" block, "<number> - <name> (<why>)"), one summary line each, so that the run's last
+# lines, all CI keeps of a long run, name them.
+note_failed_tests() {
+  local step=$1 line
+  while IFS= read -r line; do
+    summary+=("  FAILED in $step: $line")
+  done < <(awk '/^The following tests FAILED:/ { on = 1; next }
+                on && /^[[:space:]]+[0-9]+ - / { sub(/^[[:space:]]+/, ""); print; next }
+                { on = 0 }' "$2")
+}
+
 # run_step NAME COMMAND...: a hardening step; its outcome and time go to the summary.
 run_step() {
-  local name=$1 start=$SECONDS rc=0
+  local name=$1 start=$SECONDS rc=0 log
   shift
+  log=$(mktemp)
   echo "test: === $name ==="
-  "$@" || rc=$?
+  "$@" 2>&1 | tee "$log" || rc=$?
   if ((rc)); then
     summary+=("$name: FAILED (exit $rc), $((SECONDS - start)) s")
     failed=1
   else
     summary+=("$name: passed, $((SECONDS - start)) s")
   fi
+  note_failed_tests "$name" "$log"
+  rm -f "$log"
 }
 
 # The ASan+UBSan tree holds the fuzz targets too (they replay their corpora as ctest label fuzz),
