@@ -18,6 +18,9 @@ namespace {
 
 constexpr int kMaxSizes = 8;
 constexpr int kMaxIterations = 32;
+// Untimed iterations before the timed ones: the first warms up (connections, pages); the rest
+// give the drill's straggler its reference time (see the loop).
+constexpr int kUntimedIterations = 4;
 
 std::uint64_t mix(std::uint64_t x) {
   // splitmix64's finalizer: neighbouring words and ranks give unrelated patterns.
@@ -78,7 +81,8 @@ class HostTransport final : public GroupTransport {
       work.seconds = Seconds(SteadyClock::now() - start).count();
       return work;
     }
-    const int iterations = std::clamp(task.iterations, 1, kMaxIterations - 1);
+    const int iterations = std::clamp(task.iterations, 1, kMaxIterations - kUntimedIterations);
+    const bool drilled_slow = task.slow_factor > 0.0 && task.slow_factor < 1.0;
     const std::size_t sizes = std::min<std::size_t>(task.sizes.size(), kMaxSizes);
     for (std::size_t s = 0; s < sizes; ++s) {
       const std::size_t bytes = task.sizes[s];
@@ -93,8 +97,9 @@ class HostTransport final : public GroupTransport {
       // The median iteration: on a shared CPU one descheduled iteration must not make a
       // group look slow, while an injected straggler slows every iteration.
       std::vector<double> timed;
-      // Iteration 0 warms up (connections, pages) and is not timed.
-      for (int it = 0; it <= iterations; ++it) {
+      std::vector<double> reference;
+      double slowed_period = 0;
+      for (int it = 0; it < kUntimedIterations + iterations; ++it) {
         const auto t0 = SteadyClock::now();
         exchange->requests.clear();
         const int tag = data_tag(task.round, static_cast<int>(s), it);
@@ -130,13 +135,22 @@ class HostTransport final : public GroupTransport {
           return work;
         }
         double elapsed = Seconds(SteadyClock::now() - t0).count();
-        if (task.slow_factor < 1.0 && it > 0) {
-          // The drill's straggler: idle so that this iteration took 1/factor as long.
-          const double extra = elapsed * (1.0 / task.slow_factor - 1.0);
-          std::this_thread::sleep_for(std::chrono::duration<double>(extra));
-          elapsed += extra;
+        if (it > 0 && it < kUntimedIterations) reference.push_back(elapsed);
+        if (drilled_slow && it == kUntimedIterations - 1) {
+          // The drill's straggler paces its group at 1/factor of the untimed iterations' median
+          // (issue 32): every member waits for its data, so the group runs at factor of the
+          // speed it had. Scaling each iteration's own time instead does not deliver the factor:
+          // the straggler's partners are already waiting when it starts, so its exchange is
+          // short and its pause with it, and a group of 0.5 measured faster than its peers.
+          std::nth_element(reference.begin(), reference.begin() + reference.size() / 2,
+                           reference.end());
+          slowed_period = reference[reference.size() / 2] / task.slow_factor;
         }
-        if (it > 0) timed.push_back(elapsed);
+        if (drilled_slow && it >= kUntimedIterations && elapsed < slowed_period) {
+          std::this_thread::sleep_for(std::chrono::duration<double>(slowed_period - elapsed));
+          elapsed = Seconds(SteadyClock::now() - t0).count();
+        }
+        if (it >= kUntimedIterations) timed.push_back(elapsed);
         // Every received byte of every iteration is checked against its source's pattern.
         for (int m = 0; m < n; ++m) {
           if (task.members[m] == me) continue;
