@@ -102,12 +102,8 @@ run_address() {
   # The unit tests $jobs at a time; the others, timing-sensitive, one at a time.
   (cd "$dir" && env "${env[@]}" ctest --output-on-failure --timeout 600 -j "$jobs" -L '^unit$' \
     "$@") || rc=$?
-  # One drill is left to the other trees: "a slow node is a straggler" measures how much slower
-  # an injected node's all-gather runs, and under ASan the ranks' own work hides the injected
-  # delay now and then (issue 32: the drill does not deliver its factor). It runs idle and
-  # loaded in both CUDA trees; the straggler code it drives runs here in the unit tests.
   (cd "$dir" && env "${env[@]}" ctest --output-on-failure --timeout 600 -L "$labels" \
-    -LE '^unit$' -E 'a slow node is a straggler' "$@") || rc=$?
+    -LE '^unit$' "$@") || rc=$?
   reports_clean "$reports" || rc=1
   return "$rc"
 }
