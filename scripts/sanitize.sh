@@ -14,7 +14,10 @@
 # its reason, in tests/sanitizers/lsan.supp; nothing else is suppressed.
 # PREFLIGHT_SANITIZE_STEP=build configures and builds only, =test runs the tests of a tree built
 # so (scripts/test.sh builds the ASan tree while other tests run beside it), =all (the default)
-# does both. The build uses as many compile jobs as there are cores.
+# does both. =unit and =rest split =test in two: the unit tests (CPU-bound, many at a time; what
+# scripts/test.sh runs as the CPU hog of its loaded run) and the other labels (one at a time:
+# they time daemons and deadlines). Each part checks its own reports. The build uses as many
+# compile jobs as there are cores.
 # Extra arguments go to ctest. Usage: sanitize.sh [address|thread|all] [ctest args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,8 +38,9 @@ case "$with_fuzzers" in
 esac
 step=${PREFLIGHT_SANITIZE_STEP:-all}
 case "$step" in
-  build | test | all) ;;
-  *) echo "sanitize: PREFLIGHT_SANITIZE_STEP must be build, test or all, not '$step'" >&2; exit 2 ;;
+  build | unit | rest | test | all) ;;
+  *) echo "sanitize: PREFLIGHT_SANITIZE_STEP must be build, unit, rest, test or all, not '$step'" >&2
+     exit 2 ;;
 esac
 for tool in clang clang++ cmake ctest; do
   command -v "$tool" >/dev/null 2>&1 ||
@@ -80,7 +84,7 @@ run_address() {
     preset=asan-fuzz
     labels='^(unit|integration|mpi|report|fuzz)$'
   fi
-  if [[ $step != test ]]; then
+  if [[ $step == build || $step == all ]]; then
     echo "sanitize: === address + undefined: building $dir ==="
     configure "$dir" "$preset"
     cmake --build "$dir" -j "$jobs"
@@ -88,34 +92,42 @@ run_address() {
   [[ $step != build ]] || return 0
   [[ -f $dir/CTestTestfile.cmake ]] ||
     { echo "sanitize: no built tree in $dir (PREFLIGHT_SANITIZE_STEP=build first)" >&2; return 2; }
-  local reports=$repo/$dir/sanitizer-reports
-  rm -rf "$reports" && mkdir -p "$reports"
-  echo "sanitize: === address + undefined: ctest -L '$labels' ==="
   # exitcode 86: a report must never pass for preflight's own exit 1 ("a node is faulty").
   # fast_unwind_on_malloc=0: Open MPI's libraries have no frame pointers, and only full stacks
-  # name the library a suppression matches.
-  local env=(
-    ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:fast_unwind_on_malloc=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
-    LSAN_OPTIONS="suppressions=$repo/tests/sanitizers/lsan.supp:print_suppressions=0"
-    OMPI_MCA_mca_base_component_disable_dlclose=1
-    UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1")
-  # The unit tests $jobs at a time; the others, timing-sensitive, one at a time.
-  (cd "$dir" && env "${env[@]}" ctest --output-on-failure --timeout 600 -j "$jobs" -L '^unit$' \
-    "$@") || rc=$?
-  (cd "$dir" && env "${env[@]}" ctest --output-on-failure --timeout 600 -L "$labels" \
-    -LE '^unit$' "$@") || rc=$?
-  reports_clean "$reports" || rc=1
+  # name the library a suppression matches. Each part has a reports folder of its own.
+  local part reports env
+  for part in unit rest; do
+    [[ $step == "$part" || $step == test || $step == all ]] || continue
+    reports=$repo/$dir/sanitizer-reports/$part
+    rm -rf "$reports" && mkdir -p "$reports"
+    env=(
+      ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:fast_unwind_on_malloc=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
+      LSAN_OPTIONS="suppressions=$repo/tests/sanitizers/lsan.supp:print_suppressions=0"
+      OMPI_MCA_mca_base_component_disable_dlclose=1
+      UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1")
+    if [[ $part == unit ]]; then
+      echo "sanitize: === address + undefined: ctest -L '^unit$' ($jobs at a time) ==="
+      (cd "$dir" && env "${env[@]}" ctest --output-on-failure --timeout 600 -j "$jobs" \
+        -L '^unit$' "$@") || rc=$?
+    else
+      echo "sanitize: === address + undefined: ctest -L '$labels' -LE '^unit$' (one at a time) ==="
+      (cd "$dir" && env "${env[@]}" ctest --output-on-failure --timeout 600 -L "$labels" \
+        -LE '^unit$' "$@") || rc=$?
+    fi
+    reports_clean "$reports" || rc=1
+  done
   return "$rc"
 }
 
 run_thread() {
   local dir=${BUILD_DIR:-build-tsan} rc=0
-  if [[ $step != test ]]; then
+  if [[ $step == build || $step == all ]]; then
     echo "sanitize: === thread: building $dir (unit tests) ==="
     configure "$dir" tsan
     cmake --build "$dir" -j "$jobs" --target unit_tests fake_nvml
   fi
-  [[ $step != build ]] || return 0
+  # Only unit tests here: =rest has nothing to run.
+  [[ $step != build && $step != rest ]] || return 0
   [[ -f $dir/CTestTestfile.cmake ]] ||
     { echo "sanitize: no built tree in $dir (PREFLIGHT_SANITIZE_STEP=build first)" >&2; return 2; }
   local reports=$repo/$dir/sanitizer-reports
