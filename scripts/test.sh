@@ -252,20 +252,6 @@ else
   summary+=("CUDA 12: skipped (PREFLIGHT_TEST_CUDA12=0)")
 fi
 if ((with_hardening)); then
-  # The TSan build ends before any sanitizer test runs: the ASan tree's timing-sensitive labels
-  # (mpi, integration, gate) ran beside its last minutes once, and a straggler drill missed its
-  # call. Alone, it finishes at full speed whatever its niceness. Its own time is its log's last
-  # write; the wait is what the run spent on it here.
-  tsan_rc="" tsan_build_seconds=0 tsan_wait_seconds=0
-  if [[ -n $tsan_pid ]]; then
-    wait_start=$SECONDS
-    tsan_rc=0
-    wait "$tsan_pid" || tsan_rc=$?
-    tsan_wait_seconds=$((SECONDS - wait_start))
-    tsan_build_seconds=$(($(stat -c %Y "$tsan_log") - tsan_epoch))
-    cat "$tsan_log"
-    rm -f "$tsan_log"
-  fi
   if [[ -z $asan_pid ]]; then  # no CUDA 12 tree: nothing was built in the background
     run_step "sanitizers (ASan+UBSan, with the fuzz targets)" \
       env "${asan_env[@]}" scripts/sanitize.sh address
@@ -296,6 +282,21 @@ if ((with_hardening)); then
         env PREFLIGHT_SANITIZE_STEP=rest "${asan_env[@]}" scripts/sanitize.sh address
     fi
     rm -rf "$asan_log" "$asan_status_dir"
+  fi
+  # The TSan build may still run at nice 19 beside the ASan tree's other labels, as both builds
+  # run beside the first tree's timing labels: at the lowest priority it takes only the cycles
+  # those leave. (Once it ran in a session of its own, where "nice 19" was an equal share, and an
+  # ASan straggler drill beside it missed its call; see start_background.) Its own time is its
+  # log's last write; the wait is what the run spent on it here.
+  tsan_rc="" tsan_build_seconds=0 tsan_wait_seconds=0
+  if [[ -n $tsan_pid ]]; then
+    wait_start=$SECONDS
+    tsan_rc=0
+    wait "$tsan_pid" || tsan_rc=$?
+    tsan_wait_seconds=$((SECONDS - wait_start))
+    tsan_build_seconds=$(($(stat -c %Y "$tsan_log") - tsan_epoch))
+    cat "$tsan_log"
+    rm -f "$tsan_log"
   fi
   if [[ -z $tsan_rc ]]; then  # no tree was built, so no background build started
     run_step "sanitizers (TSan)" env BUILD_DIR=build-tsan scripts/sanitize.sh thread
