@@ -147,7 +147,10 @@ class HostTransport final : public GroupTransport {
           slowed_period = reference[reference.size() / 2] / task.slow_factor;
         }
         if (drilled_slow && it >= kUntimedIterations && elapsed < slowed_period) {
-          std::this_thread::sleep_for(std::chrono::duration<double>(slowed_period - elapsed));
+          // Never past the group's deadline: the drill slows its group, it does not hang it.
+          const auto until = t0 + std::chrono::duration_cast<SteadyClock::duration>(
+                                      std::chrono::duration<double>(slowed_period));
+          std::this_thread::sleep_until(std::min(until, task.deadline));
           elapsed = Seconds(SteadyClock::now() - t0).count();
         }
         if (it >= kUntimedIterations) timed.push_back(elapsed);
