@@ -163,7 +163,8 @@ start_background() {
   local log=$1
   shift
   set -m
-  (renice -n 19 -p "$BASHPID" >/dev/null && exec "$@") >"$log" 2>&1 &
+  # A refused renice must not lose the job: it then runs at the script's own priority.
+  (renice -n 19 -p "$BASHPID" >/dev/null || true; exec "$@") >"$log" 2>&1 &
   REPLY=$!
   set +m
   background_pids+=("$REPLY")
@@ -172,11 +173,11 @@ start_background() {
 # The sanitizer trees are built in the background from the moment the first tree is built, at
 # the lowest CPU priority: they take the cycles the first tree's tests leave, most of all while
 # the timing-sensitive labels run idle (they mostly wait on daemons, MPI ranks and deadlines),
-# and yield every cycle those ask for, so that run stays idle. The TSan tree stays there; the
-# sanitizer steps wait for it before their tests. The ASan+UBSan tree (when the CUDA 12 tree
-# runs the loaded labels) goes on to its unit tests, and is raised to normal priority when the
-# loaded run starts: the rest of its build and its unit tests are that run's CPU hog (stress-ng
-# takes over once they end). Its other labels, timing-sensitive, run later, alone.
+# and yield every cycle those ask for, so that run stays idle. The TSan tree stays there; its
+# tests wait for it. The ASan+UBSan tree (when the CUDA 12 tree runs the loaded labels) goes on
+# to its unit tests, and is raised to normal priority when the loaded run starts: the rest of its
+# build and its unit tests are that run's CPU hog (stress-ng takes over once they end). Its other
+# labels, timing-sensitive, run once it has ended, beside what is left of the TSan build.
 tsan_pid="" tsan_log="" tsan_epoch=0
 asan_pid="" asan_log="" asan_status_dir=""
 start_background_builds() {
@@ -190,7 +191,7 @@ start_background_builds() {
   ((with_cuda12)) || return 0
   asan_log=$(mktemp)
   asan_status_dir=$(mktemp -d)
-  # Each part leaves its exit status (and the build its end time) in asan_status_dir.
+  # Each part leaves "EXIT-STATUS SECONDS" in a file of asan_status_dir (build, unit).
   # shellcheck disable=SC2016  # expanded by the inner shell
   start_background "$asan_log" bash -c '
     start=$(date +%s)
