@@ -271,6 +271,17 @@ t_wait_preflight_running() {
   t_fail "preflight did not start within 30 s"
 }
 
+# t_wait_fake_running: waits until the stand-in preflight has written its pid to $T/fake.pid
+# (polled every 0.05 s, up to 30 s). Before that a killed hook would leave it starting up,
+# unknown to t_cleanup, to write into $T while it is removed.
+t_wait_fake_running() {
+  local deadline=$((SECONDS + 30))
+  until [[ -s $T/fake.pid ]]; do
+    ((SECONDS < deadline)) || t_fail "the stand-in preflight did not start within 30 s"
+    sleep 0.05
+  done
+}
+
 # t_wait_child PID NAME: waits until process PID has a child named NAME (polled every 0.05 s, up
 # to 30 s).
 t_wait_child() {

@@ -463,7 +463,8 @@ case_killed_leaves_marker() {
   t_env
   "${T_ENV[@]}" SLURM_JOB_ID=4243 /bin/bash "$T_HOOKS/prolog.sh" >"$T/hook.out" 2>"$T/hook.err" &
   local pid=$!
-  t_wait_child "$pid" timeout
+  # The marker is written before preflight starts; the stand-in known to t_cleanup before the kill.
+  t_wait_fake_running
   kill -KILL "$pid"
   wait "$pid" 2>/dev/null || true
   local marker="$T/state/prolog.running.$pid"
