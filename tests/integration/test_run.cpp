@@ -284,7 +284,7 @@ TEST_CASE("run: list --json describes checks, profiles and fault kinds", "[list]
       CHECK(k["targets"] == json::array({"node"}));
     }
   }
-  CHECK(fleet_kinds == 8);
+  CHECK(fleet_kinds == 9);
 
   // Each kind says what VALUE it takes, so a script can build a valid spec from the list.
   std::map<std::string, json> values;
@@ -297,6 +297,8 @@ TEST_CASE("run: list --json describes checks, profiles and fault kinds", "[list]
   CHECK(values.at("gemm-bitflip").at("integer") == true);
   CHECK(values.at("throttle").at("kind") == "word");
   CHECK(values.at("throttle").at("words").size() == 5);
+  CHECK(values.at("launch-slow").at("min") == 1.0);
+  CHECK(values.at("launch-slow").at("max") == 600.0);
 }
 
 TEST_CASE("run: gemm options are accepted where the check runs; without GPU it is skipped",

@@ -184,6 +184,37 @@ TEST_CASE("fleet host: --timeout 60 holds the quick profile and the rounds, 8 an
   }
 }
 
+// Issue 32: a launch that eats the time (a resolver outage makes every rank's MPI start-up
+// wait) is the launch's problem: the budgets count from MPI up, and where too little of the
+// --timeout is left no node is judged, exit 3, naming the time the launch took.
+TEST_CASE("fleet host: a slow launch neither starves the nodes nor convicts them") {
+  SECTION("the time left holds the rounds: the corrupting node alone is found") {
+    const auto r = run_fleet(4, {"--timeout", "60", "--inject-fault", "launch-slow:8@node=2",
+                                 "--inject-fault", "allgather-corrupt@node=3"});
+    INFO(r.verdict.dump(2));
+    CHECK(r.process.exit_code == 1);
+    CHECK(ranks_of(r.verdict.at("faulty")) == std::set<int>{3});
+    CHECK(r.verdict.at("launch_s").get<double>() >= 7.5);
+    CHECK(r.verdict.at("timeout_s").get<double>() == 60.0);
+    for (const auto& node : r.verdict.at("nodes")) CHECK(node.at("local").at("verdict") == "pass");
+    CHECK(r.process.elapsed_s < 60.0 + 10.0);
+  }
+  SECTION("too little left: exit 3, the launch named, no node judged or excluded") {
+    // 4 ranks: 5 rounds at most, 26 s at least; 20 s of 30 gone.
+    const auto r = run_fleet(4, {"--timeout", "30", "--inject-fault", "launch-slow:20@node=1"});
+    INFO(r.verdict.dump(2));
+    CHECK(r.process.exit_code == 3);
+    CHECK_THAT(r.verdict.at("reason").get<std::string>(),
+               Catch::StartsWith("injected fault: launch took 2") &&
+                   Catch::EndsWith("(slow MPI start-up: launcher or name resolution)"));
+    CHECK_THAT(r.process.err, Catch::Contains("preflight fleet: launch took 2"));
+    CHECK(r.verdict.at("nodes").empty());
+    CHECK(r.verdict.at("faulty").empty());
+    CHECK(r.verdict.at("exclude") == "");
+    CHECK(r.process.elapsed_s < 30.0 + 10.0);
+  }
+}
+
 TEST_CASE("fleet host: a node that never completes is faulty and the run stays bounded") {
   const auto r = run_fleet(4, {"--inject-fault", "allgather-hang@node=1", "--group-timeout", "3"});
   INFO(r.verdict.dump(2));
@@ -250,19 +281,33 @@ TEST_CASE("fleet host: two nodes that fail together are ambiguous") {
 }
 
 TEST_CASE("fleet host: bad input ends every rank with exit 2 and one line") {
-  TempDir dir;
-  RunOptions options = no_gpu_options(60);
-  options.env.push_back({"OMPI_MCA_btl", "self,vader"});
-  const auto r =
-      run_process({MPIEXEC_BINARY, "--allow-run-as-root", "--oversubscribe", "-np", "3",
-                   preflight_binary(), "fleet", "--transport", "host", "--checks", "inventory",
-                   "--expect-gpus", "0", "--inject-fault", "allgather-hang@node=7"},
-                  options);
-  INFO(r.describe() << "\n" << r.err);
-  CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::Contains("node 7 is not in this fleet of 3 ranks"));
-  // Printed by rank 0 only.
-  CHECK(r.err.find("node 7") == r.err.rfind("node 7"));
+  struct Case {
+    std::vector<std::string> args;
+    std::string line;
+  };
+  // Issue 32: a --local-timeout below the floor (3 s for discovery and inventory without GPUs)
+  // would starve every node alike; refused as `run` refuses such a --timeout.
+  const Case cases[] = {
+      {{"--inject-fault", "allgather-hang@node=7"}, "node 7 is not in this fleet of 3 ranks"},
+      {{"--local-timeout", "2"}, "--local-timeout 2.0 s is below the 3.0 s each node needs"},
+  };
+  for (const Case& c : cases) {
+    RunOptions options = no_gpu_options(60);
+    options.env.push_back({"OMPI_MCA_btl", "self,vader"});
+    std::vector<std::string> argv{MPIEXEC_BINARY,      "--allow-run-as-root", "--oversubscribe",
+                                  "-np",               "3",
+                                  preflight_binary(),  "fleet",
+                                  "--transport",       "host",
+                                  "--checks",          "inventory",
+                                  "--expect-gpus",     "0"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    const auto r = run_process(argv, options);
+    INFO(r.describe() << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.line));
+    // Printed by rank 0 only.
+    CHECK(r.err.find(c.line) == r.err.rfind(c.line));
+  }
 }
 
 // Hostile and broken peers (docs/fleet.md#hostile-and-broken-peers): rank 0 names exactly the

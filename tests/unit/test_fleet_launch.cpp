@@ -196,6 +196,18 @@ TEST_CASE("fleet launch: a task that cannot tell its number prints, and the line
   CHECK(refused->print);
 }
 
+TEST_CASE("fleet launch: the rank before MPI_Init, as each launcher exports it") {
+  CHECK_FALSE(rank_before_mpi({}));
+  CHECK(rank_before_mpi({{"OMPI_COMM_WORLD_RANK", "7"}, {"PMIX_RANK", "9"}}) == 7);
+  CHECK(rank_before_mpi({{"PMIX_RANK", "9"}, {"SLURM_PROCID", "3"}}) == 9);
+  CHECK(rank_before_mpi({{"SLURM_PROCID", "3"}}) == 3);
+  CHECK(rank_before_mpi({{"PMI_RANK", "0"}}) == 0);
+  // Not a number: the next launcher's word, else none.
+  CHECK(rank_before_mpi({{"OMPI_COMM_WORLD_RANK", "-1"}, {"SLURM_PROCID", "2"}}) == 2);
+  CHECK_FALSE(rank_before_mpi({{"OMPI_COMM_WORLD_RANK", "x"}}));
+  CHECK_FALSE(rank_before_mpi({{"PMIX_RANK", "99999999999"}}));
+}
+
 TEST_CASE("fleet launch: the environment is read as getenv reads it") {
   const char* entries[] = {"A=1", "B=x=y", "C=", "NOEQUALS", "A=2", nullptr};
   const Environment env = environment_from(entries);

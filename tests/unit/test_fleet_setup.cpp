@@ -34,6 +34,14 @@ TEST_CASE("fleet setup: fault specs name a rank of the fleet") {
   CHECK_THROWS_AS(parse_fleet_faults({"allgather-slow@node=1"}, 4), InvalidInput);
   CHECK_THROWS_AS(parse_fleet_faults({"allgather-slow:1.5@node=1"}, 4), InvalidInput);
   CHECK_THROWS_AS(parse_fleet_faults({"gemm-nan@node=1"}, 4), InvalidInput);
+
+  // The slow launch: seconds, not a fraction.
+  CHECK(faults_for_rank(parse_fleet_faults({"launch-slow:12@node=1"}, 4), 1).launch_delay_s ==
+        12);
+  CHECK(faults_for_rank(parse_fleet_faults({"launch-slow:12@node=1"}, 4), 0).launch_delay_s == 0);
+  CHECK_THROWS_AS(parse_fleet_faults({"launch-slow:0.5@node=1"}, 4), InvalidInput);
+  CHECK_THROWS_AS(parse_fleet_faults({"launch-slow:601@node=1"}, 4), InvalidInput);
+  CHECK_THROWS_AS(parse_fleet_faults({"launch-slow@node=1"}, 4), InvalidInput);
 }
 
 TEST_CASE("fleet setup: sizes") {
@@ -88,6 +96,54 @@ TEST_CASE("fleet setup: the time budget fits every round into --timeout") {
     CHECK_THROWS_WITH(plan_fleet_timing(30, 5, 36.0, std::nullopt, 20),
                       Catch::Contains("--timeout 36 s cannot hold the local checks (30 s)"));
     CHECK_THROWS_AS(plan_fleet_timing(30, 5, 40.0, 10.0, 20), InvalidInput);
+  }
+}
+
+TEST_CASE("fleet setup: the budgets count from MPI up, and a launch that ate them is named") {
+  SECTION("without --timeout the launch only adds to the run") {
+    const FleetTiming planned = plan_fleet_timing(3, 3, std::nullopt, std::nullopt, 20);
+    const LaunchedTiming t = plan_after_launch(planned, 40, std::nullopt, 20);
+    CHECK(t.launch_problem.empty());
+    CHECK(t.timing.launch_s == 40);
+    CHECK(t.timing.total_s == planned.total_s);
+    CHECK(t.timing.group_s == planned.group_s);
+  }
+  SECTION("with --timeout the rounds share what the launch left") {
+    const FleetTiming planned = plan_fleet_timing(3, 3, 60.0, std::nullopt, 20);
+    REQUIRE(planned.timeout_given);
+    const LaunchedTiming t = plan_after_launch(planned, 10.5, std::nullopt, 20);
+    CHECK(t.launch_problem.empty());
+    CHECK(t.timing.launch_s == 10.5);
+    CHECK(t.timing.total_s == Approx(49.5));
+    CHECK(t.timing.local_s == 3);
+    CHECK(t.timing.group_s < planned.group_s);
+    CHECK(t.timing.local_collect_s + 3 * (t.timing.group_s + t.timing.report_slack_s) +
+              t.timing.verdict_margin_s <=
+          49.5);
+  }
+  SECTION("a launch that left too little is the launch's problem, in one line") {
+    // 3 s local + 5 + 3 rounds x (0.5 + 2.05) + 5: 21 s is the least --timeout.
+    CHECK(least_fleet_timeout_s(3, 3, std::nullopt) == 21);
+    CHECK(least_fleet_timeout_s(3, 1, std::nullopt) == 16);
+    CHECK_NOTHROW(plan_fleet_timing(3, 3, 21.0, std::nullopt, 20));
+    CHECK_THROWS_WITH(plan_fleet_timing(3, 3, 20.0, std::nullopt, 20),
+                      Catch::Contains("give at least 21 s"));
+    const FleetTiming planned = plan_fleet_timing(3, 3, 30.0, std::nullopt, 20);
+    const LaunchedTiming t = plan_after_launch(planned, 12.34, std::nullopt, 20);
+    CHECK(t.launch_problem ==
+          "launch took 12.3 s of --timeout 30.0 s; the 17.7 s left is below the 21 s the local "
+          "checks and rounds need; no node judged (slow MPI start-up: launcher or name "
+          "resolution)");
+    CHECK(t.launch_problem.size() + std::string("injected fault: ").size() <= 200);
+    CHECK(t.timing.total_s == 30);
+    // Never a negative time, however long the launch.
+    CHECK_THAT(plan_after_launch(planned, 41, std::nullopt, 20).launch_problem,
+               Catch::Contains("the 0.0 s left"));
+    // A given --group-timeout is part of the least time.
+    const FleetTiming fixed = plan_fleet_timing(3, 3, 40.0, 10.0, 20);
+    CHECK_THAT(plan_after_launch(fixed, 20, 10.0, 20).launch_problem,
+               Catch::Contains("below the 26 s"));
+    CHECK(plan_after_launch(fixed, 10, 10.0, 20).launch_problem.empty());
   }
 }
 

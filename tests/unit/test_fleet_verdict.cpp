@@ -164,6 +164,21 @@ TEST_CASE("fleet: unknown node verdicts, bad host names and bad pairs fail safe"
   CHECK(broken.verdict == "fail");
   CHECK(broken.reason.rfind("internal error: round 2 could not be planned; 2 faulty", 0) == 0);
   CHECK(broken.notes.back() == "internal error: round 2 could not be planned");
+
+  // A launch that ate the time judges no node: nothing to exclude, exit 3, and finalizing it
+  // again keeps it a tool problem.
+  FleetVerdict late = sample_fleet_verdict();
+  late.injected_faults = {"launch-slow:12@node=1"};
+  mark_fleet_launch_problem(late, "launch took 12.0 s of the --timeout 20.0 s");
+  CHECK(late.exit_code == 3);
+  CHECK(late.verdict == "fail");
+  CHECK(late.nodes.empty());
+  CHECK(late.faulty.empty());
+  CHECK(late.exclude.empty());
+  CHECK(late.reason == "injected fault: launch took 12.0 s of the --timeout 20.0 s");
+  finalize_fleet_verdict(late);
+  CHECK(late.exit_code == 3);
+  CHECK(late.exclude.empty());
 }
 
 TEST_CASE("fleet json: required fields in order, numbers as numbers") {
@@ -172,7 +187,8 @@ TEST_CASE("fleet json: required fields in order, numbers as numbers") {
                                              "duration_s",      "argv",       "transport",
                                              "local_profile",   "group_size", "round_bound",
                                              "bound_reached",   "timeout_s",  "group_timeout_s",
-                                             "local_timeout_s", "nodes",      "rounds",
+                                             "local_timeout_s", "launch_s",   "nodes",
+                                             "rounds",
                                              "faulty",          "stragglers", "ambiguous",
                                              "bad_pairs",       "exclude",    "injected_faults",
                                              "notes",           "verdict",    "reason",

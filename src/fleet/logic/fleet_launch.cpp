@@ -112,3 +112,16 @@ std::optional<LaunchRefusal> mpi_launch_refusal(const Environment& env) {
 }
 
 }  // namespace preflight
+
+namespace preflight {
+
+std::optional<int> rank_before_mpi(const Environment& env) {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const auto rank = decimal(value_of(env, name)); rank && *rank < (1ULL << 30)) {
+      return static_cast<int>(*rank);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace preflight

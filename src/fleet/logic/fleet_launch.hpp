@@ -33,4 +33,9 @@ struct LaunchRefusal {
 // OMPI_MCA_ess_base_jobid).
 std::optional<LaunchRefusal> mpi_launch_refusal(const Environment& env);
 
+// This process's rank as its launcher exports it, before MPI_Init (mpirun:
+// OMPI_COMM_WORLD_RANK; a PMIx or PMI server: PMIX_RANK, PMI_RANK; srun: SLURM_PROCID), for
+// what must happen before MPI is up (the launch-slow drill). nullopt when none says.
+std::optional<int> rank_before_mpi(const Environment& env);
+
 }  // namespace preflight

@@ -132,6 +132,7 @@ std::string fleet_verdict_to_json_text(const FleetVerdict& v) {
   j["timeout_s"] = number_or_null(v.timeout_s);
   j["group_timeout_s"] = number_or_null(v.group_timeout_s);
   j["local_timeout_s"] = number_or_null(v.local_timeout_s);
+  j["launch_s"] = seconds_json(v.launch_s);
 
   Json nodes = Json::array();
   for (const FleetNode& n : v.nodes) {

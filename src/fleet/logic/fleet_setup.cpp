@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 #include "model/bounded_input.hpp"
@@ -28,6 +29,17 @@ FaultKindSpec node_kind(std::string kind, FaultValue value, std::string descript
 FaultKindSpec word_kind(std::string kind, std::string description) {
   FaultKindSpec k = node_kind(std::move(kind), FaultValue::word, std::move(description));
   k.words = {"local", "report"};
+  return k;
+}
+
+// A launch that eats the time (a resolver outage makes every rank's MPI start-up wait): the
+// rank pauses SECONDS before MPI_Init, and MPI_Init holds the others until it arrives.
+FaultKindSpec launch_kind() {
+  FaultKindSpec k = node_kind("launch-slow", FaultValue::number,
+                              "the node pauses SECONDS before MPI starts, so the fleet's launch "
+                              "takes that long (a slow name service or launcher)");
+  k.min_value = 1;
+  k.max_value = 600;
   return k;
 }
 
@@ -65,6 +77,7 @@ std::vector<FaultKindSpec> fleet_fault_kinds() {
       node_kind("peer-die", FaultValue::none,
                 "the node kills itself (SIGKILL) when its first round starts, after its local "
                 "report"),
+      launch_kind(),
   };
 }
 
@@ -110,6 +123,7 @@ NodeFaults faults_for_rank(const std::vector<InjectedFault>& faults, int rank) {
     }
     if (f.kind == "peer-freeze") out.freeze = true;
     if (f.kind == "peer-die") out.die = true;
+    if (f.kind == "launch-slow") out.launch_delay_s = std::max(out.launch_delay_s, *f.number);
   }
   return out;
 }
@@ -198,15 +212,40 @@ std::vector<std::string> switches_of(const std::vector<std::string>& hosts,
   return out;
 }
 
+namespace {
+
+double report_slack_s(double group_s) { return 2.0 + 0.1 * group_s; }
+// Local results may reach rank 0 a little after the local deadline.
+constexpr double kLocalCollectSlack_s = 5.0;
+constexpr double kVerdictMargin_s = 5.0;
+// The shortest group timeout a given --timeout may size.
+constexpr double kLeastGroup_s = 0.5;
+
+std::string seconds_text(double s) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << s << " s";
+  return out.str();
+}
+
+}  // namespace
+
+double least_fleet_timeout_s(double local_s, int round_bound,
+                             std::optional<double> group_timeout_s) {
+  // A given group timeout needs one round to fit (later ones are skipped, their suspects
+  // ambiguous); a sized one is divided among all rounds, each at least kLeastGroup_s.
+  const double group = std::max(group_timeout_s.value_or(kLeastGroup_s), kLeastGroup_s);
+  const int rounds = group_timeout_s ? 1 : std::max(round_bound, 1);
+  return std::ceil(local_s + kLocalCollectSlack_s + rounds * (group + report_slack_s(group)) +
+                   kVerdictMargin_s);
+}
+
 FleetTiming plan_fleet_timing(double local_s, int round_bound, std::optional<double> timeout_s,
                               std::optional<double> group_timeout_s, double default_group_s) {
   FleetTiming t;
   t.round_bound = std::max(round_bound, 1);
   t.local_s = local_s;
-  // Local results may reach rank 0 a little after the local deadline.
-  t.local_collect_s = local_s + 5.0;
-  t.verdict_margin_s = 5.0;
-  const auto slack = [](double group) { return 2.0 + 0.1 * group; };
+  t.local_collect_s = local_s + kLocalCollectSlack_s;
+  t.verdict_margin_s = kVerdictMargin_s;
   if (group_timeout_s) {
     t.group_s = *group_timeout_s;
   } else if (timeout_s) {
@@ -216,25 +255,54 @@ FleetTiming plan_fleet_timing(double local_s, int round_bound, std::optional<dou
   } else {
     t.group_s = default_group_s;
   }
-  t.report_slack_s = slack(t.group_s);
+  t.report_slack_s = report_slack_s(t.group_s);
   const double needed =
       t.local_collect_s + t.round_bound * (t.group_s + t.report_slack_s) + t.verdict_margin_s;
   if (timeout_s) {
     t.total_s = *timeout_s;
-    if (t.group_s < 0.5 ||
+    t.timeout_given = true;
+    if (t.group_s < kLeastGroup_s ||
         *timeout_s < t.local_collect_s + t.group_s + t.report_slack_s + t.verdict_margin_s) {
       std::ostringstream why;
       why << "--timeout " << *timeout_s << " s cannot hold the local checks (" << local_s
           << " s) and a round of all-gathers; give at least "
-          << std::ceil(t.local_collect_s + std::max(t.group_s, 0.5) + slack(0.5) +
-                       t.verdict_margin_s)
-          << " s, or " << std::ceil(needed) << " s for all " << t.round_bound << " rounds";
+          << least_fleet_timeout_s(local_s, t.round_bound, group_timeout_s) << " s";
+      // A given group timeout needs only one round to fit; all of them need more.
+      if (group_timeout_s) {
+        why << ", or " << std::ceil(needed) << " s for all " << t.round_bound << " rounds";
+      }
       throw InvalidInput(why.str());
     }
   } else {
     t.total_s = std::ceil(needed);
   }
   return t;
+}
+
+LaunchedTiming plan_after_launch(const FleetTiming& planned, double launch_s,
+                                 std::optional<double> group_timeout_s, double default_group_s) {
+  LaunchedTiming out{planned, {}};
+  launch_s = std::max(launch_s, 0.0);
+  out.timing.launch_s = launch_s;
+  // Without --timeout the plan is its own sum: the launch only adds to the run's duration.
+  if (!planned.timeout_given) return out;
+  const double left = planned.total_s - launch_s;
+  try {
+    out.timing = plan_fleet_timing(planned.local_s, planned.round_bound, left, group_timeout_s,
+                                   default_group_s);
+    out.timing.launch_s = launch_s;
+  } catch (const InvalidInput&) {
+    std::ostringstream why;
+    // Short enough to stay whole as a drain reason (200 characters) after "injected fault: ".
+    why << "launch took " << seconds_text(launch_s) << " of --timeout "
+        << seconds_text(planned.total_s) << "; the " << seconds_text(std::max(left, 0.0))
+        << " left is below the "
+        << least_fleet_timeout_s(planned.local_s, planned.round_bound, group_timeout_s)
+        << " s the local checks and rounds need; no node judged (slow MPI start-up: launcher or "
+           "name resolution)";
+    out.launch_problem = why.str();
+  }
+  return out;
 }
 
 }  // namespace preflight

@@ -13,9 +13,9 @@
 
 namespace preflight {
 
-// allgather-corrupt, allgather-hang, allgather-slow:FACTOR, local-fail, and the hostile peers
-// peer-malformed:local|report, peer-oversized:local|report, peer-freeze and peer-die, all
-// @node=R.
+// allgather-corrupt, allgather-hang, allgather-slow:FACTOR, local-fail, the hostile peers
+// peer-malformed:local|report, peer-oversized:local|report, peer-freeze and peer-die, and
+// launch-slow:SECONDS, all @node=R.
 std::vector<FaultKindSpec> fleet_fault_kinds();
 
 // What a hostile peer sends rank 0 in place of an honest message.
@@ -31,6 +31,7 @@ struct NodeFaults {
   PeerMessage report_message = PeerMessage::honest;  // instead of each round report
   bool freeze = false;                               // SIGSTOP when its first round starts
   bool die = false;                                  // SIGKILL when its first round starts
+  double launch_delay_s = 0;                         // paused before MPI_Init
   std::vector<std::string> specs;                    // as given, for the local verdict
 };
 // Parses every spec against fleet_fault_kinds(); a node index outside the fleet is bad input.
@@ -62,7 +63,9 @@ struct FleetTiming {
   double group_s = 0;           // a group's all-gathers (--group-timeout)
   double report_slack_s = 0;    // per round, beyond group_s, for reports to arrive
   double verdict_margin_s = 0;  // kept free at the end to write the verdict and stop
-  double total_s = 0;           // --timeout
+  double total_s = 0;           // --timeout (less the launch, after plan_after_launch)
+  bool timeout_given = false;   // total_s is the user's --timeout, not the plan's own sum
+  double launch_s = 0;          // MPI start-up, before the plan's clock starts
   int round_bound = 0;
 };
 // timeout_s / group_timeout_s: as given (nullopt: default). default_group_s: the transport's
@@ -70,5 +73,22 @@ struct FleetTiming {
 // checks and at least one round.
 FleetTiming plan_fleet_timing(double local_s, int round_bound, std::optional<double> timeout_s,
                               std::optional<double> group_timeout_s, double default_group_s);
+
+// The least --timeout plan_fleet_timing accepts, rounded up to a whole second: local checks of
+// `local_s`, and one round of a given group timeout, or `round_bound` rounds of a sized one.
+double least_fleet_timeout_s(double local_s, int round_bound,
+                             std::optional<double> group_timeout_s);
+
+// The plan once MPI has started, `launch_s` after the process did. The fleet's clock (each
+// rank's local checks, rank 0's rounds) starts now, so a slow launch never eats a step's time;
+// with a given --timeout what the launch left is divided instead. When that cannot hold the
+// local checks and one round, `launch_problem` says so in one line ("launch took N s ...") and
+// `timing` is the plan as given: the launch's problem, never the nodes'.
+struct LaunchedTiming {
+  FleetTiming timing;
+  std::string launch_problem;
+};
+LaunchedTiming plan_after_launch(const FleetTiming& planned, double launch_s,
+                                 std::optional<double> group_timeout_s, double default_group_s);
 
 }  // namespace preflight

@@ -297,4 +297,19 @@ void mark_fleet_internal_error(FleetVerdict& v, const std::string& what) {
   v.reason = sanitize_reason("internal error: " + what + (v.reason.empty() ? "" : "; " + v.reason));
 }
 
+
+void mark_fleet_launch_problem(FleetVerdict& v, const std::string& why) {
+  v.nodes.clear();
+  v.rounds.clear();
+  v.bad_pairs.clear();
+  v.faulty.clear();
+  v.stragglers.clear();
+  v.ambiguous.clear();
+  v.exclude.clear();
+  v.notes.push_back(why);
+  v.verdict = "fail";
+  v.exit_code = kExitInternalError;
+  v.reason = sanitize_reason((v.injected_faults.empty() ? "" : "injected fault: ") + why);
+}
+
 }  // namespace preflight

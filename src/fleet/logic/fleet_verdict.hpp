@@ -104,6 +104,7 @@ struct FleetVerdict {
   double timeout_s = 0;
   double group_timeout_s = 0;
   double local_timeout_s = 0;    // what each node's local checks were given (docs/plan.md)
+  double launch_s = 0;           // rank 0's start to MPI up; the budgets count from then
   std::vector<FleetNode> nodes;  // ordered by rank (finalize sorts them)
   std::vector<FleetRound> rounds;
   // Filled by finalize_fleet_verdict:
@@ -132,6 +133,11 @@ void finalize_fleet_verdict(FleetVerdict& v);
 // exception). verdict "fail", exit code 3, the reason starts with "internal error: ", and `what`
 // is kept in notes.
 void mark_fleet_internal_error(FleetVerdict& v, const std::string& what);
+
+// The launch left too little of --timeout to judge any node (plan_after_launch): no nodes, no
+// lists, verdict "fail", exit code 3 (a tool or launch problem, never the nodes'), `why` as the
+// reason (after "injected fault: " in a drill) and in notes.
+void mark_fleet_launch_problem(FleetVerdict& v, const std::string& why);
 
 // The document, two-space indent, trailing newline; keys in the order of docs/fleet-verdict.md.
 std::string fleet_verdict_to_json_text(const FleetVerdict& v);

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <limits>
+#include <thread>
 
 #include "fleet/logic/fleet_launch.hpp"
 #include "fleet/logic/fleet_planner.hpp"
@@ -22,8 +25,10 @@ constexpr double kDefaultGroupSecondsNccl = 60.0;
 constexpr double kDefaultGroupSecondsHost = 20.0;
 
 // Every rank derives the same settings from the same command line, so bad input is found by
-// all of them at once and they all stop the same way. Throws InvalidInput.
-void prepare(FleetRun& run) {
+// all of them at once and they all stop the same way. Throws InvalidInput. Then the time plan
+// counts from MPI up (run.start): returns why the launch left too little of --timeout, empty
+// when it did not. Ranks may differ in that; only rank 0's answer is acted on.
+std::string prepare(FleetRun& run) {
   const FleetArgs& args = *run.args;
   const int world = run.link->size();
   run.faults = parse_fleet_faults(args.inject_faults, world);
@@ -54,13 +59,47 @@ void prepare(FleetRun& run) {
   // per GPU (NodeShape::kNicsFromOptions).
   base.shape.nics = NodeShape::kNicsFromOptions;
   const RunPlan local = plan_run(plan, base, std::nullopt);
+  // A --local-timeout below the floors would starve discovery or a check on every node alike,
+  // and call them all faulty: it is refused as `run` refuses such a --timeout.
+  if (args.local_timeout_s && *args.local_timeout_s < local.floor_s) {
+    throw InvalidInput("--local-timeout " + plan_seconds(*args.local_timeout_s) +
+                       " is below the " + plan_seconds(local.floor_s) +
+                       " each node needs for a meaningful verdict: discovery and every check's "
+                       "least work, with headroom (docs/plan.md); give at least " +
+                       plan_seconds(local.floor_s) + " or fewer --checks");
+  }
   const double local_s = args.local_timeout_s ? *args.local_timeout_s
                          : args.timeout_s     ? whole_work_s(local)
                                               : local.timeout_s;
+  const double default_group_s =
+      args.transport == "host" ? kDefaultGroupSecondsHost : kDefaultGroupSecondsNccl;
   run.timing = plan_fleet_timing(
       local_s, fleet_round_bound(world, args.group_size),
       args.timeout_s ? std::optional<double>(*args.timeout_s) : std::nullopt, args.group_timeout_s,
-      args.transport == "host" ? kDefaultGroupSecondsHost : kDefaultGroupSecondsNccl);
+      default_group_s);
+  const LaunchedTiming launched =
+      plan_after_launch(run.timing, Seconds(run.start - run.process_start).count(),
+                        args.group_timeout_s, default_group_s);
+  run.timing = launched.timing;
+  return launched.launch_problem;
+}
+
+// The launch-slow drill (docs/fleet.md#fault-injection): this rank pauses before MPI_Init, so the
+// launch itself takes the time, and MPI_Init holds the other ranks until it arrives. The faults
+// are parsed again against the fleet's size, and refused there when wrong, once MPI is up.
+void pause_before_mpi(const FleetArgs& args) {
+  // No launcher's rank: a singleton, rank 0.
+  const int rank = rank_before_mpi(environment_from(environ)).value_or(0);
+  double pause_s = 0;
+  try {
+    pause_s = faults_for_rank(parse_fleet_faults(args.inject_faults,
+                                                 std::numeric_limits<int>::max()),
+                              rank)
+                  .launch_delay_s;
+  } catch (const InvalidInput&) {
+    return;
+  }
+  if (pause_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause_s));
 }
 
 // What only rank 0 reads. When it is wrong the other ranks have no way to know, so rank 0
@@ -140,7 +179,7 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
   FleetRun run;
   run.args = &args;
   run.argv.assign(argv, argv + argc);
-  run.start = SteadyClock::now();
+  run.process_start = SteadyClock::now();
   run.started_at = utc_iso8601(std::chrono::system_clock::now());
   run.host = host_name();
   // Before MPI_Init: a launcher Open MPI cannot start under makes MPI_Init print a page and exit
@@ -149,6 +188,7 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
     if (refusal->print) std::fprintf(stderr, "%s\n", refusal->message.c_str());
     return {kExitInternalError, false};
   }
+  pause_before_mpi(args);
   std::unique_ptr<MpiLink> link;
   try {
     link = std::make_unique<MpiLink>(&argc, &argv);
@@ -157,8 +197,10 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
     return {kExitInternalError, false};
   }
   run.link = link.get();
+  run.start = SteadyClock::now();
+  std::string launch_problem;
   try {
-    prepare(run);
+    launch_problem = prepare(run);
   } catch (const InvalidInput& e) {
     if (link->rank() == 0) std::fprintf(stderr, "preflight: %s\n", e.what());
     link->finalize();
@@ -174,20 +216,25 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
     }
   }
 
-  run.engines = make_engines();
-  LocalOutcome local = run_local_checks(run);
-  if (args.transport == "host") {
-    run.transport = make_host_transport(*link);
-  } else {
-    run.transport = make_nccl_transport(*link, run.engines.collective.get(), local.cuda_ordinals);
-  }
-
   FleetExit end;
-  if (link->rank() == 0) {
-    end = coordinate(run, local.report);
+  if (link->rank() == 0 && !launch_problem.empty()) {
+    // No node can be judged in what the launch left: the launch's problem, exit 3.
+    end = refuse_after_launch(run, launch_problem);
   } else {
-    send_local_report(run, local.report);
-    end = serve(run);
+    run.engines = make_engines();
+    LocalOutcome local = run_local_checks(run);
+    if (args.transport == "host") {
+      run.transport = make_host_transport(*link);
+    } else {
+      run.transport =
+          make_nccl_transport(*link, run.engines.collective.get(), local.cuda_ordinals);
+    }
+    if (link->rank() == 0) {
+      end = coordinate(run, local.report);
+    } else {
+      send_local_report(run, local.report);
+      end = serve(run);
+    }
   }
   std::fflush(nullptr);
   if (end.abort_job) {

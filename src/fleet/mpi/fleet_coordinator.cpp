@@ -86,11 +86,9 @@ void deliver(const FleetVerdict& v, const FleetArgs& args) {
   std::fflush(nullptr);
 }
 
-}  // namespace
-
-FleetExit coordinate(FleetRun& run, const LocalReport& own) {
+// What the verdict says of the run itself, before any node is judged.
+FleetVerdict verdict_header(const FleetRun& run) {
   const FleetArgs& args = *run.args;
-  const int world = run.link->size();
   FleetVerdict v;
   v.tool.version = build::kVersion;
   v.tool.git = build::kGitRevision;
@@ -100,10 +98,45 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   v.local_profile = std::string(to_string(args.profile));
   v.group_size = args.group_size;
   v.round_bound = run.timing.round_bound;
-  v.timeout_s = run.timing.total_s;
+  // The --timeout as given; without one, the plan's own sum and the launch before it.
+  v.timeout_s = args.timeout_s ? *args.timeout_s : run.timing.total_s + run.timing.launch_s;
   v.group_timeout_s = run.timing.group_s;
   v.local_timeout_s = run.timing.local_s;
+  v.launch_s = run.timing.launch_s;
   for (const auto& f : run.faults) v.injected_faults.push_back(f.spec);
+  return v;
+}
+
+FleetExit deliver_or_internal_error(const FleetVerdict& v, const FleetArgs& args) {
+  FleetExit end;
+  end.code = v.exit_code;
+  try {
+    deliver(v, args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "preflight fleet: internal error: cannot write the verdict: %s\n",
+                 e.what());
+    end.code = kExitInternalError;
+  }
+  return end;
+}
+
+}  // namespace
+
+FleetExit refuse_after_launch(FleetRun& run, const std::string& why) {
+  FleetVerdict v = verdict_header(run);
+  mark_fleet_launch_problem(v, why);
+  v.duration_s = Seconds(SteadyClock::now() - run.process_start).count();
+  std::fprintf(stderr, "preflight fleet: %s\n", why.c_str());
+  FleetExit end = deliver_or_internal_error(v, *run.args);
+  // The other ranks are in their local checks or about to be; nothing is left for them to do.
+  end.abort_job = true;
+  return end;
+}
+
+FleetExit coordinate(FleetRun& run, const LocalReport& own) {
+  const FleetArgs& args = *run.args;
+  const int world = run.link->size();
+  FleetVerdict v = verdict_header(run);
 
   const LocalResults collected = collect_locals(run, own);
   const auto& locals = collected.reports;
@@ -250,16 +283,9 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
         "after this verdict the MPI job is ended with MPI_Abort (a rank stopped answering or "
         "broke the protocol), so no rank can hang in MPI_Finalize");
   }
-  v.duration_s = Seconds(SteadyClock::now() - run.start).count();
+  v.duration_s = Seconds(SteadyClock::now() - run.process_start).count();
   finalize_fleet_verdict(v);
-  end.code = v.exit_code;
-  try {
-    deliver(v, args);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "preflight fleet: internal error: cannot write the verdict: %s\n",
-                 e.what());
-    end.code = kExitInternalError;
-  }
+  end.code = deliver_or_internal_error(v, args).code;
 
   // Only now release the other ranks: a stuck one can no longer cost the verdict. Not when the
   // job ends by MPI_Abort: released ranks would wait in MPI_Finalize for the stuck one, and an

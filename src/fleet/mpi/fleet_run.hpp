@@ -33,6 +33,9 @@ struct FleetRun {
   std::vector<std::size_t> sizes;
   int iterations = 8;
   FleetTiming timing;
+  // The process's start, and the fleet's clock: MPI up (timing.launch_s after). Every budget
+  // counts from `start`, so a slow launch never eats a step's time.
+  SteadyClock::time_point process_start;
   SteadyClock::time_point start;
   std::string started_at;
   std::string host;
@@ -62,5 +65,9 @@ GroupTask task_for(const FleetRun& run, const Assignment& a);
 // Rank 0: collects the local results, runs the rounds, writes the fleet verdict, releases the
 // other ranks. Returns how the process should end.
 FleetExit coordinate(FleetRun& run, const LocalReport& own);
+
+// Rank 0, when the launch left too little of --timeout (plan_after_launch): writes a verdict
+// that judges no node, exit 3 with `why` as its reason; the job is then ended by MPI_Abort.
+FleetExit refuse_after_launch(FleetRun& run, const std::string& why);
 
 }  // namespace preflight
