@@ -186,10 +186,10 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     // A deadline already past when discovery began is no time at all, never a negative one.
     state.add_run_finding(make_finding(
         runner_findings(), "DISCOVERY_TIMEOUT", "node",
-        allowed_s > 0 ? "GPU discovery (NVML, CUDA) did not answer within " +
-                            format_seconds(allowed_s)
-                      : std::string("GPU discovery (NVML, CUDA) had no time: the run's deadline "
-                                    "had passed before it began")));
+        allowed_s > 0
+            ? "GPU discovery (NVML, CUDA) did not answer within " + format_seconds(allowed_s)
+            : std::string("GPU discovery (NVML, CUDA) had no time: the run's deadline "
+                          "had passed before it began")));
     not_run_why = "GPU discovery did not finish";
   } else {
     state.note_abandoned_thread();

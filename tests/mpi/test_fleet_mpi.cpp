@@ -294,12 +294,19 @@ TEST_CASE("fleet host: bad input ends every rank with exit 2 and one line") {
   for (const Case& c : cases) {
     RunOptions options = no_gpu_options(60);
     options.env.push_back({"OMPI_MCA_btl", "self,vader"});
-    std::vector<std::string> argv{MPIEXEC_BINARY,      "--allow-run-as-root", "--oversubscribe",
-                                  "-np",               "3",
-                                  preflight_binary(),  "fleet",
-                                  "--transport",       "host",
-                                  "--checks",          "inventory",
-                                  "--expect-gpus",     "0"};
+    std::vector<std::string> argv{MPIEXEC_BINARY,
+                                  "--allow-run-as-root",
+                                  "--oversubscribe",
+                                  "-np",
+                                  "3",
+                                  preflight_binary(),
+                                  "fleet",
+                                  "--transport",
+                                  "host",
+                                  "--checks",
+                                  "inventory",
+                                  "--expect-gpus",
+                                  "0"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     const auto r = run_process(argv, options);
     INFO(r.describe() << "\n" << r.err);

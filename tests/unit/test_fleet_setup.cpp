@@ -36,8 +36,7 @@ TEST_CASE("fleet setup: fault specs name a rank of the fleet") {
   CHECK_THROWS_AS(parse_fleet_faults({"gemm-nan@node=1"}, 4), InvalidInput);
 
   // The slow launch: seconds, not a fraction.
-  CHECK(faults_for_rank(parse_fleet_faults({"launch-slow:12@node=1"}, 4), 1).launch_delay_s ==
-        12);
+  CHECK(faults_for_rank(parse_fleet_faults({"launch-slow:12@node=1"}, 4), 1).launch_delay_s == 12);
   CHECK(faults_for_rank(parse_fleet_faults({"launch-slow:12@node=1"}, 4), 0).launch_delay_s == 0);
   CHECK_THROWS_AS(parse_fleet_faults({"launch-slow:0.5@node=1"}, 4), InvalidInput);
   CHECK_THROWS_AS(parse_fleet_faults({"launch-slow:601@node=1"}, 4), InvalidInput);

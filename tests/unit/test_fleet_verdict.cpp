@@ -188,11 +188,10 @@ TEST_CASE("fleet json: required fields in order, numbers as numbers") {
                                              "local_profile",   "group_size", "round_bound",
                                              "bound_reached",   "timeout_s",  "group_timeout_s",
                                              "local_timeout_s", "launch_s",   "nodes",
-                                             "rounds",
-                                             "faulty",          "stragglers", "ambiguous",
-                                             "bad_pairs",       "exclude",    "injected_faults",
-                                             "notes",           "verdict",    "reason",
-                                             "exit_code"};
+                                             "rounds",          "faulty",     "stragglers",
+                                             "ambiguous",       "bad_pairs",  "exclude",
+                                             "injected_faults", "notes",      "verdict",
+                                             "reason",          "exit_code"};
   CHECK(keys_of(j) == expected);
   CHECK(j["schema"] == "preflight.fleet/1");
   CHECK(keys_of(j["tool"]) == std::vector<std::string>{"name", "version", "git"});

@@ -214,7 +214,9 @@ std::vector<std::string> switches_of(const std::vector<std::string>& hosts,
 
 namespace {
 
-double report_slack_s(double group_s) { return 2.0 + 0.1 * group_s; }
+double report_slack_s(double group_s) {
+  return 2.0 + 0.1 * group_s;
+}
 // Local results may reach rank 0 a little after the local deadline.
 constexpr double kLocalCollectSlack_s = 5.0;
 constexpr double kVerdictMargin_s = 5.0;

@@ -297,7 +297,6 @@ void mark_fleet_internal_error(FleetVerdict& v, const std::string& what) {
   v.reason = sanitize_reason("internal error: " + what + (v.reason.empty() ? "" : "; " + v.reason));
 }
 
-
 void mark_fleet_launch_problem(FleetVerdict& v, const std::string& why) {
   v.nodes.clear();
   v.rounds.clear();

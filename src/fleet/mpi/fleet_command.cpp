@@ -62,8 +62,8 @@ std::string prepare(FleetRun& run) {
   // A --local-timeout below the floors would starve discovery or a check on every node alike,
   // and call them all faulty: it is refused as `run` refuses such a --timeout.
   if (args.local_timeout_s && *args.local_timeout_s < local.floor_s) {
-    throw InvalidInput("--local-timeout " + plan_seconds(*args.local_timeout_s) +
-                       " is below the " + plan_seconds(local.floor_s) +
+    throw InvalidInput("--local-timeout " + plan_seconds(*args.local_timeout_s) + " is below the " +
+                       plan_seconds(local.floor_s) +
                        " each node needs for a meaningful verdict: discovery and every check's "
                        "least work, with headroom (docs/plan.md); give at least " +
                        plan_seconds(local.floor_s) + " or fewer --checks");
@@ -73,10 +73,10 @@ std::string prepare(FleetRun& run) {
                                               : local.timeout_s;
   const double default_group_s =
       args.transport == "host" ? kDefaultGroupSecondsHost : kDefaultGroupSecondsNccl;
-  run.timing = plan_fleet_timing(
-      local_s, fleet_round_bound(world, args.group_size),
-      args.timeout_s ? std::optional<double>(*args.timeout_s) : std::nullopt, args.group_timeout_s,
-      default_group_s);
+  run.timing =
+      plan_fleet_timing(local_s, fleet_round_bound(world, args.group_size),
+                        args.timeout_s ? std::optional<double>(*args.timeout_s) : std::nullopt,
+                        args.group_timeout_s, default_group_s);
   const LaunchedTiming launched =
       plan_after_launch(run.timing, Seconds(run.start - run.process_start).count(),
                         args.group_timeout_s, default_group_s);
@@ -92,9 +92,8 @@ void pause_before_mpi(const FleetArgs& args) {
   const int rank = rank_before_mpi(environment_from(environ)).value_or(0);
   double pause_s = 0;
   try {
-    pause_s = faults_for_rank(parse_fleet_faults(args.inject_faults,
-                                                 std::numeric_limits<int>::max()),
-                              rank)
+    pause_s = faults_for_rank(
+                  parse_fleet_faults(args.inject_faults, std::numeric_limits<int>::max()), rank)
                   .launch_delay_s;
   } catch (const InvalidInput&) {
     return;
@@ -226,8 +225,7 @@ FleetCommandResult fleet_command(const FleetArgs& args, int argc, char** argv,
     if (args.transport == "host") {
       run.transport = make_host_transport(*link);
     } else {
-      run.transport =
-          make_nccl_transport(*link, run.engines.collective.get(), local.cuda_ordinals);
+      run.transport = make_nccl_transport(*link, run.engines.collective.get(), local.cuda_ordinals);
     }
     if (link->rank() == 0) {
       end = coordinate(run, local.report);
