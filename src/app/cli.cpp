@@ -113,6 +113,12 @@ void add_fleet_options(CLI::App& fleet, FleetArgs& args, std::string& profile) {
                    "all-gather bytes per rank, comma-separated with K/M/G suffixes (default: "
                    "nccl 1M,64M; host 64K,1M)");
   fleet
+      .add_option("--max-exclude-share", args.max_exclude_share,
+                  "when more than this share of the nodes (and at least 3) fail by one cause, "
+                  "the verdict is 'systemic' (exit 3) and does not exclude them (0.2; 1.0 lifts "
+                  "the guard)")
+      ->check(CLI::Range(0.0, 1.0));
+  fleet
       .add_option("--slow-factor", args.slow_factor,
                   "a group below this fraction of the median bus bandwidth of comparable "
                   "groups is slow (0.8)")

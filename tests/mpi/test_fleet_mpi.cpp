@@ -215,6 +215,24 @@ TEST_CASE("fleet host: a slow launch neither starves the nodes nor convicts them
   }
 }
 
+// Issue 32: every node failing the same way (here a thresholds file missing on all of them) is a
+// common cause, not a fleet to exclude: exit 3, "systemic", nothing excluded, unless lifted.
+TEST_CASE("fleet host: every node failing alike is systemic, not an exclude list of all") {
+  const auto r = run_fleet(4, {"--thresholds", "/nonexistent/thresholds.toml"});
+  INFO(r.verdict.dump(2));
+  CHECK(r.process.exit_code == 3);
+  CHECK_THAT(r.verdict.at("reason").get<std::string>(),
+             Catch::StartsWith("systemic: 4 of 4 nodes (100%) failed by local error"));
+  CHECK(r.verdict.at("systemic").at(0).at("nodes") == 4);
+  CHECK(r.verdict.at("exclude") == "");
+  CHECK(ranks_of(r.verdict.at("faulty")) == std::set<int>{0, 1, 2, 3});
+  const auto lifted =
+      run_fleet(4, {"--thresholds", "/nonexistent/thresholds.toml", "--max-exclude-share", "1.0"});
+  CHECK(lifted.process.exit_code == 1);
+  CHECK(lifted.verdict.at("systemic").empty());
+  CHECK(lifted.verdict.at("exclude") != "");
+}
+
 TEST_CASE("fleet host: a node that never completes is faulty and the run stays bounded") {
   const auto r = run_fleet(4, {"--inject-fault", "allgather-hang@node=1", "--group-timeout", "3"});
   INFO(r.verdict.dump(2));

@@ -187,11 +187,12 @@ TEST_CASE("fleet json: required fields in order, numbers as numbers") {
                                              "duration_s",      "argv",       "transport",
                                              "local_profile",   "group_size", "round_bound",
                                              "bound_reached",   "timeout_s",  "group_timeout_s",
-                                             "local_timeout_s", "launch_s",   "nodes",
-                                             "rounds",          "faulty",     "stragglers",
-                                             "ambiguous",       "bad_pairs",  "exclude",
-                                             "injected_faults", "notes",      "verdict",
-                                             "reason",          "exit_code"};
+                                             "local_timeout_s", "launch_s",   "max_exclude_share",
+                                             "nodes",           "rounds",     "faulty",
+                                             "stragglers",      "ambiguous",  "bad_pairs",
+                                             "exclude",         "systemic",   "injected_faults",
+                                             "notes",           "verdict",    "reason",
+                                             "exit_code"};
   CHECK(keys_of(j) == expected);
   CHECK(j["schema"] == "preflight.fleet/1");
   CHECK(keys_of(j["tool"]) == std::vector<std::string>{"name", "version", "git"});

@@ -133,6 +133,7 @@ std::string fleet_verdict_to_json_text(const FleetVerdict& v) {
   j["group_timeout_s"] = number_or_null(v.group_timeout_s);
   j["local_timeout_s"] = number_or_null(v.local_timeout_s);
   j["launch_s"] = seconds_json(v.launch_s);
+  j["max_exclude_share"] = v.max_exclude_share;
 
   Json nodes = Json::array();
   for (const FleetNode& n : v.nodes) {
@@ -174,6 +175,11 @@ std::string fleet_verdict_to_json_text(const FleetVerdict& v) {
   }
   j["bad_pairs"] = std::move(pairs);
   j["exclude"] = v.exclude;
+  Json systemic = Json::array();
+  for (const SystemicCause& s : v.systemic) {
+    systemic.push_back({{"cause", s.cause}, {"nodes", s.nodes}, {"share", s.share}});
+  }
+  j["systemic"] = std::move(systemic);
   j["injected_faults"] = v.injected_faults;
   j["notes"] = v.notes;
   j["verdict"] = v.verdict;
@@ -214,6 +220,12 @@ std::string fleet_verdict_to_text(const FleetVerdict& v, const TextStyle& style)
     os << "\nNotes:\n";
     for (const std::string& n : v.notes) os << "  " << printable(n) << '\n';
   }
+  for (const SystemicCause& s : v.systemic) {
+    os << "\nSystemic: " << s.nodes << " of " << v.nodes.size() << " nodes failed by "
+       << printable(s.cause) << " (more than " << v.max_exclude_share * 100.0
+       << "% of the fleet): not excluded; look for what they share";
+  }
+  if (!v.systemic.empty()) os << '\n';
   os << "\nExclude: " << (v.exclude.empty() ? "(none)" : printable(v.exclude)) << '\n';
   os << "Fleet verdict: "
      << coloured(upper(v.verdict.empty() ? "unknown" : v.verdict), colour_of(v.verdict), style)

@@ -73,6 +73,11 @@ std::string listed_reason(const FleetNode& n) {
   return sanitize_reason(text);
 }
 
+// "38%": a share as a whole percentage.
+std::string percent(double share) {
+  return std::to_string(static_cast<long>(std::lround(share * 100.0))) + "%";
+}
+
 void add_note_once(std::vector<std::string>& notes, std::string note) {
   if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
 }
@@ -208,14 +213,29 @@ void finalize_fleet_verdict(FleetVerdict& v) {
   v.ambiguous.clear();
   v.exclude.clear();
 
-  std::vector<std::string> faulty_names, straggler_names, ambiguous_names;
-  std::vector<std::string> excluded;
+  v.systemic.clear();
+
   for (FleetNode& n : v.nodes) {
     if (!is_node_verdict(n.verdict)) {
       // An unknown conclusion is a bug upstream; failing safe keeps the node out of the job.
       n.reasons.push_back("unknown node verdict \"" + n.verdict + "\", treated as ambiguous");
       n.verdict = "ambiguous";
     }
+  }
+  v.systemic = systemic_causes(v.nodes, v.rounds, v.max_exclude_share);
+  const auto by_systemic_cause = [&](const FleetNode& n) {
+    for (const std::string& cause : node_causes(n, v.rounds)) {
+      for (const SystemicCause& s : v.systemic) {
+        if (s.cause == cause) return true;
+      }
+    }
+    return false;
+  };
+
+  std::vector<std::string> faulty_names, straggler_names, ambiguous_names, apart_names;
+  std::vector<std::string> excluded;
+  int common = 0;
+  for (FleetNode& n : v.nodes) {
     if (n.verdict == "healthy") continue;
     const FleetListed listed{n.rank, n.host, listed_reason(n)};
     if (n.verdict == "faulty") {
@@ -234,6 +254,12 @@ void finalize_fleet_verdict(FleetVerdict& v) {
       v.ambiguous.push_back(listed);
       ambiguous_names.push_back(node_label(n));
     }
+    if (by_systemic_cause(n)) {
+      // Not this node's fault as far as the run can tell: no exclusion on a common cause.
+      ++common;
+      continue;
+    }
+    apart_names.push_back(node_label(n));
     if (!is_slurm_host_name(n.host)) {
       add_note_once(v.notes,
                     "rank " + std::to_string(n.rank) +
@@ -276,6 +302,27 @@ void finalize_fleet_verdict(FleetVerdict& v) {
   }
   if (!pair_names.empty()) {
     parts.push_back(class_part(pair_names.size(), "bad pair", "bad pairs", pair_names));
+  }
+  if (!v.systemic.empty()) {
+    const SystemicCause& top = v.systemic.front();
+    add_note_once(v.notes, std::to_string(common) +
+                               " nodes failed by a cause more than the --max-exclude-share of " +
+                               percent(v.max_exclude_share) +
+                               " of the fleet share; they are not in exclude");
+    std::string reason = (v.injected_faults.empty() ? "" : "injected fault: ") +
+                         std::string("systemic: ") + std::to_string(top.nodes) + " of " +
+                         std::to_string(v.nodes.size()) + " nodes (" + percent(top.share) +
+                         ") failed by " + top.cause + ", over the " + percent(v.max_exclude_share) +
+                         " limit: a common cause (environment, driver, thresholds, time), not "
+                         "excluded";
+    if (!apart_names.empty()) {
+      reason +=
+          "; " + class_part(apart_names.size(), "other excluded", "others excluded", apart_names);
+    }
+    v.verdict = "fail";
+    v.exit_code = kExitInternalError;
+    v.reason = sanitize_reason(reason);
+    return;
   }
   if (parts.empty()) {
     v.verdict = "pass";

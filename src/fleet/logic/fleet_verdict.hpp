@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fleet/logic/fleet_systemic.hpp"
 #include "preflight/figures.hpp"
 #include "preflight/verdict.hpp"
 #include "report/report.hpp"
@@ -103,8 +104,10 @@ struct FleetVerdict {
   bool bound_reached = false;
   double timeout_s = 0;
   double group_timeout_s = 0;
-  double local_timeout_s = 0;    // what each node's local checks were given (docs/plan.md)
-  double launch_s = 0;           // rank 0's start to MPI up; the budgets count from then
+  double local_timeout_s = 0;  // what each node's local checks were given (docs/plan.md)
+  double launch_s = 0;         // rank 0's start to MPI up; the budgets count from then
+  // The guard (fleet_systemic.hpp): the share of the nodes one cause may exclude.
+  double max_exclude_share = kDefaultMaxExcludeShare;
   std::vector<FleetNode> nodes;  // ordered by rank (finalize sorts them)
   std::vector<FleetRound> rounds;
   // Filled by finalize_fleet_verdict:
@@ -113,8 +116,11 @@ struct FleetVerdict {
   // Filled by finalize: comma-separated unique host names for `sbatch --exclude`, in rank
   // order: faulty, stragglers and ambiguous nodes. Ambiguous ones are in because the rounds
   // could not clear them: leaving out a healthy node costs one node, keeping a faulty one can
-  // hang or slow the whole job.
+  // hang or slow the whole job. Not the nodes that failed by a systemic cause.
   std::string exclude;
+  // Filled by finalize: the causes more than max_exclude_share of the nodes failed by. Any makes
+  // the verdict a tool-side "fail", exit 3: the common cause is to be found, not the nodes.
+  std::vector<SystemicCause> systemic;
   std::vector<std::string> injected_faults;
   std::vector<std::string> notes;  // run-level remarks, e.g. a rank that stopped answering
   std::string verdict;             // "pass" | "fail", filled by finalize

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "fleet/logic/fleet_systemic.hpp"
 #include "run/node_args.hpp"
 
 namespace preflight {
@@ -17,6 +18,8 @@ struct FleetArgs : NodeArgs {
   std::string sizes;         // all-gather sizes per rank, e.g. "1M,64M"; empty: the transport's
   double slow_factor = 0.8;  // a group below this fraction of comparable groups' median is slow
   double min_busbw_gbps = 0;
+  // More than this share of the nodes failing by one cause is systemic: exit 3, not excluded.
+  double max_exclude_share = kDefaultMaxExcludeShare;
   std::string local_json_dir;  // each node's own verdict as DIR/<host>-rank<R>.json
 };
 

@@ -103,6 +103,7 @@ FleetVerdict verdict_header(const FleetRun& run) {
   v.group_timeout_s = run.timing.group_s;
   v.local_timeout_s = run.timing.local_s;
   v.launch_s = run.timing.launch_s;
+  v.max_exclude_share = args.max_exclude_share;
   for (const auto& f : run.faults) v.injected_faults.push_back(f.spec);
   return v;
 }
