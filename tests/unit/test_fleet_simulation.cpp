@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "fleet/logic/fleet_planner.hpp"
 #include "support/sweeps.hpp"
@@ -454,7 +455,30 @@ TEST_CASE("group speeds: judgement, groups compared and median") {
     CHECK(s[0].judgement == J::normal);
     CHECK(s[2].judgement == J::slow);
     CHECK(s[2].groups_compared == 3);
-    CHECK(s[2].detail == "bus bandwidth 12 GB/s < 0.8 x the median 20 GB/s of 3 groups of 2 nodes");
+    // The others, 20 and 21: logarithms 1.2% either side of their median, noise 1.4826 x that.
+    CHECK(s[2].gap == Approx(0.4));
+    CHECK(s[2].noise == Approx(1.4826 * std::log(21.0 / 20) / 2));
+    CHECK(s[2].detail ==
+          "bus bandwidth 12 GB/s < 0.8 x the median 20 GB/s of 3 groups of 2 nodes (gap 40%, "
+          "noise 4%)");
+  }
+  SECTION("below the factor but within the noise of the others: not judged, and it says so") {
+    // Issue 32: healthy groups scattering by a third on a shared machine. The others, 20, 25,
+    // 15, 30, 20: the MAD of their logarithms is ln(25 / 20), the noise 1.4826 x that, 33%; a gap
+    // of 40% (ln(20 / 12) = 0.51) is not 3.5 x that.
+    const std::vector<std::string> keys(6, "2 nodes");
+    const auto s = judge_group_speeds({20, 25, 15, 30, 12, 20}, keys, 0, 0.8);
+    CHECK(s[4].judgement == J::unjudged);
+    CHECK(s[4].gap == Approx(1 - 12.0 / 20));
+    CHECK(s[4].noise == Approx(1.4826 * std::log(25.0 / 20)));
+    CHECK(s[4].detail ==
+          "speed not judged: noise 33% (bus bandwidth 12 GB/s, gap 40% below the median 20 GB/s "
+          "of 6 groups of 2 nodes, is within 3.5 x the noise)");
+    // The same gap among quiet groups is slow; a far larger one stands out even from the noise.
+    CHECK(judge_group_speeds({20, 20.5, 19.5, 20, 12, 20}, keys, 0, 0.8)[4].judgement == J::slow);
+    CHECK(judge_group_speeds({20, 25, 15, 30, 1, 20}, keys, 0, 0.8)[4].judgement == J::slow);
+    // Noise never convicts a group above the factor.
+    CHECK(judge_group_speeds({20, 20, 20, 20, 17, 20}, keys, 0, 0.8)[4].judgement == J::normal);
   }
   SECTION("the floor judges alone") {
     const auto s = judge_group_speeds({20, 12}, {"k", "k"}, 15, 0.8);

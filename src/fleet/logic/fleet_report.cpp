@@ -160,7 +160,9 @@ std::string fleet_verdict_to_json_text(const FleetVerdict& v) {
                         {"detail", g.detail},
                         {"speed", g.speed},
                         {"groups_compared", g.groups_compared},
-                        {"median_gbps", number_or_null(g.median_gbps)}});
+                        {"median_gbps", number_or_null(g.median_gbps)},
+                        {"gap", g.gap},
+                        {"noise", g.noise}});
     }
     rounds.push_back({{"index", r.index}, {"groups", std::move(groups)}});
   }

@@ -21,6 +21,27 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
+// The robust spread of the logarithms of the comparable groups other than the judged one (one
+// value equal to `judged` is left out): kMadToSigma x their MAD. Left out so that a slow group
+// does not widen the noise it is measured against; logarithms because bandwidth noise is a
+// factor, and a gap in them is not capped at 100%.
+double log_noise_without(const std::vector<double>& values, double judged) {
+  std::vector<double> others;
+  bool skipped = false;
+  for (double v : values) {
+    if (!skipped && v == judged) {
+      skipped = true;
+      continue;
+    }
+    others.push_back(std::log(v));
+  }
+  if (others.empty()) return 0;
+  const double m = median_of(others);
+  std::vector<double> deviations;
+  for (double v : others) deviations.push_back(std::fabs(v - m));
+  return kMadToSigma * median_of(deviations);
+}
+
 }  // namespace
 
 std::string_view to_string(SpeedJudgement j) {
@@ -63,17 +84,35 @@ std::vector<GroupSpeed> judge_group_speeds(const std::vector<double>& busbw_gbps
     s.groups_compared = static_cast<int>(by_key[key].size());
     s.median_gbps = median[key];
     const bool enough = s.groups_compared >= kMinComparableGroups;
-    char text[200];
+    if (enough && s.median_gbps > 0) {
+      s.gap = 1.0 - v / s.median_gbps;
+      s.noise = log_noise_without(by_key[key], v);
+    }
+    const bool below_factor = median_on && enough && v < median_factor * s.median_gbps;
+    const bool beyond_noise =
+        below_factor && std::log(s.median_gbps / v) > kNoiseMultiple * s.noise;
+    char text[240];
     if (floor_on && v < min_gbps) {
       s.judgement = SpeedJudgement::slow;
       std::snprintf(text, sizeof text, "bus bandwidth %.3g GB/s < the floor of %.3g GB/s", v,
                     min_gbps);
       s.detail = text;
-    } else if (median_on && enough && v < median_factor * s.median_gbps) {
+    } else if (below_factor && beyond_noise) {
       s.judgement = SpeedJudgement::slow;
       std::snprintf(text, sizeof text,
-                    "bus bandwidth %.3g GB/s < %.3g x the median %.3g GB/s of %d groups of %s", v,
-                    median_factor, s.median_gbps, s.groups_compared, key.c_str());
+                    "bus bandwidth %.3g GB/s < %.3g x the median %.3g GB/s of %d groups of %s "
+                    "(gap %.0f%%, noise %.0f%%)",
+                    v, median_factor, s.median_gbps, s.groups_compared, key.c_str(), 100.0 * s.gap,
+                    100.0 * s.noise);
+      s.detail = text;
+    } else if (below_factor) {
+      // Below the fraction, but the comparable groups scatter as much: not evidence.
+      s.judgement = SpeedJudgement::unjudged;
+      std::snprintf(text, sizeof text,
+                    "speed not judged: noise %.0f%% (bus bandwidth %.3g GB/s, gap %.0f%% below "
+                    "the median %.3g GB/s of %d groups of %s, is within %.1f x the noise)",
+                    100.0 * s.noise, v, 100.0 * s.gap, s.median_gbps, s.groups_compared,
+                    key.c_str(), kNoiseMultiple);
       s.detail = text;
     } else if ((median_on && enough) || floor_on) {
       s.judgement = SpeedJudgement::normal;

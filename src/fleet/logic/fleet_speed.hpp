@@ -17,9 +17,23 @@ namespace preflight {
 // figure (or the mean of two others), and one odd group cannot move it past the middle.
 constexpr int kMinComparableGroups = 3;
 
+// A group is slow by the median test only when its gap below the median also stands out from the
+// noise of the comparable groups in the same run: the modified z-score 0.6745 x (median - x) /
+// MAD above 3.5, the outlier rule of Iglewicz and Hoaglin (NIST/SEMATECH e-Handbook of
+// Statistical Methods, 1.3.5.17), taken on the logarithms of the bus bandwidths (noise is a
+// factor): ln(median / busbw) > 3.5 x noise, where the noise is 1.4826 x the MAD of the
+// logarithms of the other comparable groups (the judged one left out, so that a slow group does
+// not widen its own yardstick; about the relative spread). Below the configured fraction but
+// within
+// the noise, the group's speed is not judged, and it says so: on a noisy machine a fixed
+// fraction convicts healthy nodes (issue 32).
+constexpr double kNoiseMultiple = 3.5;
+constexpr double kMadToSigma = 1.4826;
+
 enum class SpeedJudgement {
   not_measured,  // the group did not finish (or reported no figure): nothing to judge
-  unjudged,      // finished, but too few comparable groups and no floor to judge it by
+  unjudged,      // finished, but too few comparable groups and no floor to judge it by, or
+                 // below the median factor but within the noise (detail says so)
   normal,        // at or above the floor and not below the median factor
   slow,          // below the floor, or below median_factor x the median of >= 3 groups
 };
@@ -32,15 +46,22 @@ struct GroupSpeed {
   // judged one included; 0 for a group that was not measured.
   int groups_compared = 0;
   double median_gbps = 0;  // their median; 0 when not measured
+  // 1 - busbw / median (negative above the median), and the robust spread of the logarithms of
+  // the other compared groups (kMadToSigma x MAD; 0.1 is about 10%); both 0 when fewer than
+  // kMinComparableGroups.
+  double gap = 0;
+  double noise = 0;
   // Why a slow group is slow, e.g. "bus bandwidth 12 GB/s < 0.8 x the median 20 GB/s of 3
-  // groups of 2 nodes, 16 GPUs"; empty otherwise.
+  // groups of 2 nodes, 16 GPUs (gap 40%, noise 5%)"; why a group below the factor was not
+  // judged ("speed not judged: noise 18% ..."); empty otherwise.
   std::string detail;
 };
 
 // One set of groups judged together. A group is slow when its busbw is below min_gbps (the
 // operator's floor: an expectation, not a comparison, so it needs no other group), or, when it
 // has at least kMinComparableGroups measured groups of its comparable key (same member count and
-// GPU count; the caller builds the key), below median_factor x their median. busbw <= 0 or NaN:
+// GPU count; the caller builds the key), below median_factor x their median by a gap of more
+// than kNoiseMultiple x their noise. busbw <= 0 or NaN:
 // not measured, left out of the medians. median_factor <= 0 turns the median test off. Throws
 // std::invalid_argument when the two vectors differ in size.
 std::vector<GroupSpeed> judge_group_speeds(const std::vector<double>& busbw_gbps,

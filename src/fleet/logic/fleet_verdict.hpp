@@ -72,6 +72,10 @@ struct FleetGroupRecord {
   std::string speed = "not_measured";
   int groups_compared = 0;
   double median_gbps = 0;
+  // Its gap below that median (1 - busbw / median) and the noise of the other comparable groups
+  // (the spread of their logarithms, fleet_speed.hpp): a slow call needs gap beyond 3.5 x noise.
+  double gap = 0;
+  double noise = 0;
 };
 
 struct FleetRound {

@@ -2,6 +2,7 @@
 // a node that is stuck, slow or gone costs at most its round's time and is then called
 // unresponsive. The verdict is written before anything a stuck rank could block.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -229,6 +230,24 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
     }
     any_timeout = any_timeout || round.any_timeout;
     v.rounds.push_back(std::move(round.record));
+  }
+
+  // Groups below --slow-factor that the noise hid: the verdict says speed was not judged there,
+  // rather than letting silence read as "at speed".
+  int hidden = 0;
+  double worst_noise = 0;
+  for (const FleetRound& r : v.rounds) {
+    for (const FleetGroupRecord& g : r.groups) {
+      if (g.detail.rfind("speed not judged: noise", 0) != 0) continue;
+      ++hidden;
+      worst_noise = std::max(worst_noise, g.noise);
+    }
+  }
+  if (hidden > 0) {
+    v.notes.push_back("speed not judged for " + std::to_string(hidden) + " group" +
+                      (hidden == 1 ? "" : "s") + " below --slow-factor: the comparable groups' " +
+                      "noise (up to " + std::to_string(std::lround(worst_noise * 100)) +
+                      "%) was as large as the gap; nobody was called slow on them");
   }
 
   const FleetConclusion conclusion = planner.conclude();

@@ -232,9 +232,13 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& s
     out.record.groups[g].speed = std::string(to_string(speeds[g].judgement));
     out.record.groups[g].groups_compared = speeds[g].groups_compared;
     out.record.groups[g].median_gbps = speeds[g].median_gbps;
+    out.record.groups[g].gap = speeds[g].gap;
+    out.record.groups[g].noise = speeds[g].noise;
     if (speeds[g].judgement == SpeedJudgement::slow) {
       report.outcome = GroupOutcome::slow;
       report.detail = speeds[g].detail;
+    } else if (report.outcome == GroupOutcome::ok && !speeds[g].detail.empty()) {
+      report.detail = speeds[g].detail;  // below the factor, within the noise: says so
     }
   }
   for (std::size_t g = 0; g < plan.groups.size(); ++g) {
