@@ -201,6 +201,42 @@ act_prolog_drain() {
   exit 1
 }
 
+# The drain guard (docs/slurm.md#the-drain-guard): exits 0 without draining, with an err line
+# that says "systemic", when this node would make more than PREFLIGHT_DRAIN_GUARD_PERCENT of the
+# cluster's nodes (and at least PF_DRAIN_GUARD_MIN_NODES) drained by preflight within
+# PREFLIGHT_DRAIN_GUARD_WINDOW s: a cause common to them is likelier than that many bad nodes.
+# Counted from `scontrol -o show node` (every node): drained, with a reason starting "preflight:"
+# or Slurm's "Prolog error", time-stamped within the window. Where the nodes cannot be listed it
+# returns, and the node drains: a bad node must not take jobs.
+readonly PF_DRAIN_GUARD_MIN_NODES=3
+drain_guard() {
+  local what=$1 reason=$2 out line name state why stamp total=0 drained=0 now
+  ((PREFLIGHT_DRAIN_GUARD_PERCENT < 100)) || return 0
+  out=$(scontrol_run -o show node 2>/dev/null) || return 0
+  now=$(date +%s)
+  while IFS= read -r line; do
+    [[ $line =~ ^NodeName=([^[:space:]]+) ]] || continue
+    name=${BASH_REMATCH[1]}
+    total=$((total + 1))
+    [[ $name != "$PREFLIGHT_NODENAME" ]] || continue
+    [[ $line =~ (^|[[:space:]])State=([^[:space:]]+) ]] || continue
+    state=${BASH_REMATCH[2]}
+    [[ $state == *DRAIN* && $line == *" Reason="* ]] || continue
+    why=${line#* Reason=}
+    [[ $why == "$OUR_PREFIX"* || $why == "$SLURM_PROLOG_REASON"* ]] || continue
+    [[ $why =~ \[[^]@]*@([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})\] ]] || continue
+    stamp=$(date -d "${BASH_REMATCH[1]}" +%s 2>/dev/null) || continue
+    ((now - stamp <= PREFLIGHT_DRAIN_GUARD_WINDOW)) || continue
+    drained=$((drained + 1))
+  done <<<"$out"
+  local would=$((drained + 1))
+  if ((total > 0 && would >= PF_DRAIN_GUARD_MIN_NODES &&
+    would * 100 > PREFLIGHT_DRAIN_GUARD_PERCENT * total)); then
+    pf_log err "node=$PREFLIGHT_NODENAME $what action=none: systemic: with this node $would of $total nodes would be drained by preflight within $PREFLIGHT_DRAIN_GUARD_WINDOW s, more than PREFLIGHT_DRAIN_GUARD_PERCENT=$PREFLIGHT_DRAIN_GUARD_PERCENT%; not draining, look for a common cause; would drain with: $reason"
+    exit 0
+  fi
+}
+
 # Unhealthy verdict or tool error: drain with "preflight: WHY". Left alone: a node that already
 # has a reason that is not ours (an admin's drain keeps its reason) and one already drained
 # with this very reason (so the reason's time stamp keeps saying when it started). If the
@@ -219,6 +255,7 @@ act_drain() {
       exit 0
     fi
   fi
+  drain_guard "$what" "$reason"
   if scontrol_run "${cmd[@]}" >/dev/null; then
     pf_log err "node=$PREFLIGHT_NODENAME $what action=drain reason=$reason"
     exit 0

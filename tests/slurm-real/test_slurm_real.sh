@@ -111,6 +111,27 @@ case_healthcheck_drains_and_resumes_its_own_drain() {
   t_expect_syslog "healthcheck: node=$T_NODE verdict=pass exit=0 action=resume (was: preflight: inventory: *"
 }
 
+# 3b. The drain guard (issue 32): three more node names on this slurmd's address, two of them
+# drained by preflight a moment ago. This node's unhealthy health check would make 3 of 4 nodes
+# drained: systemic, so it is not drained, and syslog says so. Then, with the guard off, it is.
+case_healthcheck_drain_guard() {
+  t_start "NodeName=$T_NODE,pfghost[1-3] NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN"
+  local ghost
+  for ghost in pfghost1 pfghost2; do
+    scontrol update NodeName="$ghost" State=DRAIN Reason="preflight: inventory: GPU lost" ||
+      t_fail "scontrol update $ghost failed"
+  done
+  t_healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--checks inventory --expect-gpus 1"
+  t_expect_rc 0
+  t_expect_idle
+  t_expect_syslog "healthcheck: node=$T_NODE verdict=fail exit=1 action=none: systemic: with this node 3 of 4 nodes would be drained by preflight within 3600 s, *"
+  t_healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--checks inventory --expect-gpus 1" \
+    PREFLIGHT_DRAIN_GUARD_PERCENT=100
+  t_node
+  [[ $NODE_STATE == *DRAIN* && $NODE_REASON == "preflight: inventory: "* ]] ||
+    t_fail "State=$NODE_STATE Reason=$NODE_REASON with the guard off"
+}
+
 # 4. A drain by someone else survives a healthy health check, reason and all.
 case_foreign_drain_kept() {
   t_start

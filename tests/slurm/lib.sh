@@ -72,6 +72,14 @@ t_setup() {
   cat >"$T/stubs/scontrol" <<EOF
 #!/bin/bash
 T=$qt
+# Every node (the drain guard): \$T/nodes.out, exit 1 without it; counted apart, in list.calls,
+# so that the cases about one node's updates see only those.
+if [[ \$# -eq 3 && \$1 == -o && \$2 == show && \$3 == node ]]; then
+  echo x >>"\$T/list.calls"
+  [[ -f \$T/nodes.out ]] || { echo "slurm_load_node error: Unable to contact slurm controller" >&2; exit 1; }
+  cat "\$T/nodes.out"
+  exit 0
+fi
 { printf 'argc=%d' "\$#"; printf ' %q' "\$@"; printf '\n'; } >>"\$T/scontrol.calls"
 if [[ \$# -eq 4 && \$1 == -o && \$2 == show && \$3 == node ]]; then
   [[ -f \$T/node.line && \$4 == $T_NODE ]] || { echo "Node \$4 not found" >&2; exit 1; }

@@ -392,6 +392,71 @@ case_config_error_metrics() {
   grep -qx 'preflight_healthcheck_config_ok 1' "$metrics" || t_fail "metrics: $(cat "$metrics")"
 }
 
+# The drain guard (issue 32): the cluster as `scontrol -o show node` lists it: node01 idle and
+# nodes n2..nTOTAL, the first DRAINED of them drained with REASON (a time stamp appended).
+t_cluster() {
+  local total=$1 drained=$2 reason=$3 i
+  {
+    printf 'NodeName=%s Arch=x86_64 State=IDLE ThreadsPerCore=1\n' "$T_NODE"
+    for ((i = 2; i <= total; i++)); do
+      if ((i - 1 <= drained)); then
+        printf 'NodeName=n%d Arch=x86_64 State=IDLE+DRAIN ThreadsPerCore=1 Reason=%s\n' "$i" "$reason"
+      else
+        printf 'NodeName=n%d Arch=x86_64 State=IDLE ThreadsPerCore=1\n' "$i"
+      fi
+    done
+  } >"$T/nodes.out"
+}
+
+# More than 20% of the nodes (and at least 3) drained by preflight within the hour: the next
+# unhealthy node is not drained; the err line says "systemic". Older drains, someone else's,
+# fewer than three nodes, a listing that fails, or the guard off: the node drains as before.
+case_drain_guard() {
+  local drain
+  t_cluster 10 2 "preflight: inventory: GPU count 0, expected 1 [root@$(t_now_stamp 60)]"
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 1"
+  t_expect_rc 0
+  t_expect_scontrol "$SHOW" "$SHOW"
+  t_expect_syslog "healthcheck: node=node01 verdict=fail exit=1 action=none: systemic: with this node 3 of 10 nodes would be drained by preflight within 3600 s, more than PREFLIGHT_DRAIN_GUARD_PERCENT=20%; not draining, look for a common cause; would drain with: preflight: inventory: *"
+  grep -q -- '-p daemon.err' "$T/logger.calls" || t_fail "the guard not logged as an error"
+  # Slurm's "Prolog error" counts as preflight's.
+  t_reset_records
+  t_cluster 10 2 "Prolog error [slurm@$(t_now_stamp 60)]"
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 1"
+  t_expect_syslog "* action=none: systemic: with this node 3 of 10 nodes *"
+
+  local -a drains_anyway=(
+    "older than the window|10 2|preflight: x [root@$(t_now_stamp 7200)]"
+    "someone else's drains|10 2|maintenance [admin@$(t_now_stamp 60)]"
+    "two nodes may be two bad nodes|4 1|preflight: x [root@$(t_now_stamp 60)]"
+    "within the share|20 3|preflight: x [root@$(t_now_stamp 60)]"
+  )
+  local item what counts reason
+  for item in "${drains_anyway[@]}"; do
+    IFS='|' read -r what counts reason <<<"$item"
+    t_reset_records
+    # shellcheck disable=SC2086  # "TOTAL DRAINED"
+    t_cluster $counts "$reason"
+    t_hook healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 1"
+    grep -q 'action=drain reason=' "$T/syslog" || t_fail "$what: not drained: $(cat "$T/syslog")"
+  done
+  # The listing fails (slurmctld unreachable): a bad node must not take jobs.
+  t_reset_records
+  rm -f "$T/nodes.out"
+  t_hook healthcheck PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 1"
+  grep -q 'action=drain reason=' "$T/syslog" || t_fail "listing failed: not drained"
+  # 100 turns the guard off: no listing at all.
+  t_reset_records
+  rm -f "$T/list.calls"
+  t_cluster 10 5 "preflight: x [root@$(t_now_stamp 60)]"
+  t_config "PREFLIGHT_BIN=$(printf '%q' "$T_BIN")" "PREFLIGHT_STATE_DIR=$(printf '%q' "$T/state")" \
+    'PREFLIGHT_HEALTHCHECK_ARGS="--expect-gpus 1"' 'PREFLIGHT_SLURM_PROLOG_TIMEOUT=none' \
+    'PREFLIGHT_DRAIN_GUARD_PERCENT=100'
+  t_hook healthcheck
+  grep -q 'action=drain reason=' "$T/syslog" || t_fail "guard off: not drained"
+  t_expect_no_file "$T/list.calls"
+}
+
 t_setup "$2" "${3:-}"
 SHOW=$(t_show)
 t_dispatch "$1"
