@@ -98,13 +98,13 @@ run_address() {
   fi
   if [[ $step == build || $step == all ]]; then
     echo "sanitize: === address + undefined: building $dir ==="
-    configure "$dir" "$preset"
+    configure "$dir" "$preset" || return
     # Only what those labels run: not the GPU tests (no CUDA here, and no label of theirs runs)
     # nor the corpus writer (label corpus). Issue 31: CI time.
     local targets=(preflight unit_tests integration_tests fake_nvml fake_cuda)
     ((with_fuzzers)) && targets+=(fuzz_targets)
     mapfile -t -O "${#targets[@]}" targets < <(present_targets "$dir" mpi_tests fake_ibverbs)
-    cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
+    cmake --build "$dir" -j "$jobs" --target "${targets[@]}" || return
   fi
   [[ $step != build ]] || return 0
   [[ -f $dir/CTestTestfile.cmake ]] ||
@@ -153,8 +153,8 @@ run_thread() {
   local dir=${BUILD_DIR:-build-tsan} rc=0
   if [[ $step == build || $step == all ]]; then
     echo "sanitize: === thread: building $dir (unit tests) ==="
-    configure "$dir" tsan
-    cmake --build "$dir" -j "$jobs" --target unit_tests fake_nvml
+    configure "$dir" tsan || return
+    cmake --build "$dir" -j "$jobs" --target unit_tests fake_nvml || return
   fi
   # Only unit tests here: =rest has nothing to run.
   [[ $step != build && $step != rest ]] || return 0

@@ -29,6 +29,13 @@ FleetNode local_failure(int rank, std::vector<std::string> findings) {
   return n;
 }
 
+FleetGroupRecord group(std::vector<int> ranks, std::string outcome) {
+  FleetGroupRecord g;
+  g.ranks = std::move(ranks);
+  g.outcome = std::move(outcome);
+  return g;
+}
+
 FleetVerdict fleet(int size) {
   FleetVerdict v;
   for (int r = 0; r < size; ++r) v.nodes.push_back(healthy(r));
@@ -47,7 +54,7 @@ TEST_CASE("fleet systemic: what a node failed by") {
 
   FleetRound round;
   round.index = 1;
-  round.groups = {{{0, 1}, "timeout"}, {{2, 3}, "ok"}, {{1, 4}, "corrupt"}};
+  round.groups = {group({0, 1}, "timeout"), group({2, 3}, "ok"), group({1, 4}, "corrupt")};
   FleetNode convicted = healthy(1);
   convicted.verdict = "faulty";
   CHECK(node_causes(convicted, {round}) ==
@@ -137,7 +144,7 @@ TEST_CASE("fleet systemic: the rounds' causes and the stragglers count too") {
     FleetRound round;
     round.index = 1;
     for (int r = 0; r < 8; r += 2) {
-      round.groups.push_back({{r, r + 1}, r < 4 ? "timeout" : "ok"});
+      round.groups.push_back(group({r, r + 1}, r < 4 ? "timeout" : "ok"));
     }
     v.rounds = {round};
     for (int r : {0, 1, 2, 3}) v.nodes[r].verdict = "faulty";

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "fleet/logic/fleet_stats.hpp"
+
 namespace preflight {
 
 // The fewest comparable groups, the judged one included, whose median may call a group slow.
@@ -28,7 +30,6 @@ constexpr int kMinComparableGroups = 3;
 // the noise, the group's speed is not judged, and it says so: on a noisy machine a fixed
 // fraction convicts healthy nodes (issue 32).
 constexpr double kNoiseMultiple = 3.5;
-constexpr double kMadToSigma = 1.4826;
 
 enum class SpeedJudgement {
   not_measured,  // the group did not finish (or reported no figure): nothing to judge

@@ -12,9 +12,6 @@ namespace preflight {
 
 namespace {
 
-// Scales the MAD to the standard deviation for normally distributed noise, so mad_k reads as
-// "k sigmas" of the fleet's ordinary spread.
-constexpr double kMadToSigma = 1.4826;
 constexpr std::size_t kMinNodes = 3;  // with two nodes there is no majority to compare with
 
 struct Sample {

@@ -7,6 +7,11 @@
 
 namespace preflight {
 
+// Scales the median absolute deviation to the standard deviation of normally distributed noise,
+// so that a multiple of it reads as "k sigmas" of the ordinary spread (here and in
+// fleet_speed.hpp).
+inline constexpr double kMadToSigma = 1.4826;
+
 struct FigureStraggler {
   int node = 0;  // index into figures_per_node
   std::string figure;
