@@ -134,15 +134,8 @@ run_address() {
       # only full stacks name the library a suppression matches. Nowhere else: unwinding every
       # allocation in full made two JSON-heavy unit tests take 50 and 60 s instead of 4 and 6
       # (the unit label 180 s instead of 51, the integration label 85 instead of 51).
-      # One mpi test is left to the other trees: "--timeout 60 holds the quick profile and the
-      # rounds" starts 16 ranks, and under ASan their MPI start-up can eat the 4 s local budget
-      # that is counted from before MPI_Init (a fresh-root run at 91737ac: inventory given 9 ms,
-      # two healthy ranks faulty). That is issue 32's "time that never starves a step", a real
-      # defect of the fleet's timing; until it is fixed the test runs idle and loaded in both
-      # CUDA trees, where it has passed, and not here.
       (cd "$dir" && env "${asan_env[@]}" ASAN_OPTIONS="$asan_options:fast_unwind_on_malloc=0" \
-        ctest --output-on-failure --timeout 600 -L '^mpi$' \
-        -E 'timeout 60 holds the quick profile and the rounds' "$@") || rc=$?
+        ctest --output-on-failure --timeout 600 -L '^mpi$' "$@") || rc=$?
     fi
     reports_clean "$reports" || rc=1
   done
