@@ -189,29 +189,30 @@ TEST_CASE("fleet host: --timeout 60 holds the quick profile and the rounds, 8 an
 // --timeout is left no node is judged, exit 3, naming the time the launch took.
 TEST_CASE("fleet host: a slow launch neither starves the nodes nor convicts them") {
   SECTION("the time left holds the rounds: the corrupting node alone is found") {
-    const auto r = run_fleet(4, {"--timeout", "60", "--inject-fault", "launch-slow:8@node=2",
+    const auto r = run_fleet(4, {"--timeout", "60", "--inject-fault", "launch-slow:4@node=2",
                                  "--inject-fault", "allgather-corrupt@node=3"});
     INFO(r.verdict.dump(2));
     CHECK(r.process.exit_code == 1);
     CHECK(ranks_of(r.verdict.at("faulty")) == std::set<int>{3});
-    CHECK(r.verdict.at("launch_s").get<double>() >= 7.5);
+    CHECK(r.verdict.at("launch_s").get<double>() >= 3.5);
     CHECK(r.verdict.at("timeout_s").get<double>() == 60.0);
     for (const auto& node : r.verdict.at("nodes")) CHECK(node.at("local").at("verdict") == "pass");
     CHECK(r.process.elapsed_s < 60.0 + 10.0);
   }
   SECTION("too little left: exit 3, the launch named, no node judged or excluded") {
-    // 4 ranks: 5 rounds at most, 26 s at least; 20 s of 30 gone.
-    const auto r = run_fleet(4, {"--timeout", "30", "--inject-fault", "launch-slow:20@node=1"});
+    // 4 ranks: 5 rounds at most, 26 s at least; 5 s of 26 gone.
+    const auto r = run_fleet(4, {"--timeout", "26", "--inject-fault", "launch-slow:5@node=1"});
     INFO(r.verdict.dump(2));
     CHECK(r.process.exit_code == 3);
     CHECK_THAT(r.verdict.at("reason").get<std::string>(),
-               Catch::StartsWith("injected fault: launch took 2") &&
+               Catch::StartsWith("injected fault: launch took ") &&
                    Catch::EndsWith("(slow MPI start-up: launcher or name resolution)"));
-    CHECK_THAT(r.process.err, Catch::Contains("preflight fleet: launch took 2"));
+    CHECK_THAT(r.process.err, Catch::Contains("preflight fleet: launch took "));
+    CHECK(r.verdict.at("launch_s").get<double>() >= 4.5);
     CHECK(r.verdict.at("nodes").empty());
     CHECK(r.verdict.at("faulty").empty());
     CHECK(r.verdict.at("exclude") == "");
-    CHECK(r.process.elapsed_s < 30.0 + 10.0);
+    CHECK(r.process.elapsed_s < 26.0 + 10.0);
   }
 }
 
