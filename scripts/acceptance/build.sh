@@ -99,7 +99,11 @@ step_build() {
     -DPREFLIGHT_BUILD_TESTS=ON -DPREFLIGHT_BUILD_BENCH=ON -DCMAKE_POLICY_VERSION_MINIMUM=3.5
     "-DCMAKE_CUDA_COMPILER=$cuda_home/bin/nvcc")
   local verbs=OFF mpi=OFF
-  [[ -e /usr/include/infiniband/verbs.h ]] && ldconfig -p 2>/dev/null | grep -q 'libibverbs\.so ' &&
+  # ldconfig's list read whole, then matched: under pipefail `| grep -q` fails when grep exits
+  # before the writer is done (SIGPIPE), and the rdma check would be built out.
+  local libraries
+  libraries=$(ldconfig -p 2>/dev/null) || libraries=""
+  [[ -e /usr/include/infiniband/verbs.h ]] && grep -q 'libibverbs\.so ' <<<"$libraries" &&
     verbs=ON
   command -v mpicxx >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 && mpi=ON
   flags+=("-DPREFLIGHT_WITH_IBVERBS=$verbs" "-DPREFLIGHT_WITH_MPI=$mpi")

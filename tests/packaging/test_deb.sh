@@ -26,7 +26,10 @@ field() { "$dpkg_deb" -f "$deb" "$1"; }
 [[ "$(field Architecture)" == "$arch" ]] || fail "Architecture: '$(field Architecture)'"
 [[ "$(field Section)" == admin ]] || fail "Section: '$(field Section)'"
 [[ -n "$(field Maintainer)" ]] || fail "no Maintainer"
-field Description | grep -q "from NVIDIA, not from Debian" ||
+# Read whole, then matched: `field ... | grep -q` under pipefail fails when grep has its match
+# and exits before dpkg-deb has written the rest (SIGPIPE); it did once, on a fresh root.
+description=$(field Description)
+grep -q "from NVIDIA, not from Debian" <<<"$description" ||
   fail "Description does not say that cuBLAS, the driver and NCCL come from NVIDIA"
 depends=$(field Depends)
 declared=$(cpack_value "$build" CPACK_DEBIAN_PACKAGE_DEPENDS)
@@ -60,13 +63,15 @@ siblings=$(printf '%s\n' preflight-cuda12 preflight-cuda13 preflight-nocuda | gr
 with_mpi=$(cache_value "$build" PREFLIGHT_WITH_MPI)
 if [[ "$with_mpi" == ON ]]; then
   grep -qw libopenmpi3 <<<"$depends" || fail "built with MPI but Depends lacks libopenmpi3"
-  field Suggests | grep -qw openmpi-bin || fail "built with MPI but Suggests lacks openmpi-bin"
+  suggests=$(field Suggests)
+  grep -qw openmpi-bin <<<"$suggests" || fail "built with MPI but Suggests lacks openmpi-bin"
 fi
 # Every package named in Depends is a real package (installed here: the build linked them).
 dep_names=$(awk -F'[,|]' '{ for (i = 1; i <= NF; i++) { p = $i; sub(/\(.*/, "", p)
   gsub(/[[:space:]]/, "", p); if (p != "") print p } }' <<<"$depends")
 for p in $dep_names; do
-  dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' ||
+  status=$(dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null) || status=""
+  grep -q ' installed$' <<<"$status" ||
     fail "Depends names '$p', which is not an installed Debian package here"
 done
 

@@ -333,7 +333,11 @@ case_sigterm() {
 
 # PREFLIGHT_PROM is passed as --prom when this preflight has the flag.
 case_prom() {
-  if ! "$T_BIN" run --help 2>&1 | grep -q -- '--prom'; then
+  # Read whole, then matched: `| grep -q` under pipefail fails when grep exits before the
+  # writer is done (SIGPIPE).
+  local help
+  help=$("$T_BIN" run --help 2>&1) || true
+  if ! grep -q -- '--prom' <<<"$help"; then
     echo "skipped: this preflight has no --prom"
     exit 77
   fi

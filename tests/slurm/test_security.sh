@@ -102,7 +102,9 @@ case_runpath() {
       theirs=$(readelf -d "$f" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/\2/p')
       [[ $ours == "$theirs" ]] || t_fail "${f##*/}: trust.sh read '$ours', readelf '$theirs'"
     done
-    if readelf -d "$T_BIN" | grep -qE '\((RUNPATH|RPATH)\)'; then t_fail "$T_BIN has a RUNPATH"; fi
+    local dynamic
+    dynamic=$(readelf -d "$T_BIN")
+    if grep -qE '\((RUNPATH|RPATH)\)' <<<"$dynamic"; then t_fail "$T_BIN has a RUNPATH"; fi
   fi
 }
 
