@@ -8,13 +8,12 @@
 #include <set>
 
 #include "fleet/logic/fleet_planner.hpp"
+#include "fleet/logic/fleet_setup.hpp"
 
 namespace preflight {
 
 namespace {
 
-// NCCL's default group timeout and its report slack (fleet_setup.cpp): what one round may take.
-constexpr double kRoundBudget_s = 60.0 + 2.0 + 0.1 * 60.0;
 constexpr int kNodesPerSwitch = 16;
 
 // A deterministic scatter in [1 - spread, 1 + spread] per round and group.
@@ -90,7 +89,10 @@ ScaleOutcome run_scale_scenario(const ScaleScenario& s) {
   out.rounds = run.conclusion.rounds_used;
   out.bound = fleet_round_bound(s.nodes, options.group_size);
   out.planner_ms = std::accumulate(run.round_ms.begin(), run.round_ms.end(), 0.0);
-  out.budget_s = out.rounds * kRoundBudget_s;
+  // What one round may take by the fleet's own plan: NCCL's default group timeout and its slack.
+  const FleetTiming round =
+      plan_fleet_timing(0, 1, std::nullopt, std::nullopt, kDefaultGroupSecondsNccl);
+  out.budget_s = out.rounds * (round.group_s + round.report_slack_s);
   out.bad_pairs_found = static_cast<int>(run.conclusion.bad_pairs.size());
   for (int i = 0; i < s.nodes; ++i) {
     const auto idx = static_cast<std::size_t>(i);

@@ -55,6 +55,10 @@ std::map<std::string, std::string> read_topology_file(const std::string& path);
 std::vector<std::string> switches_of(const std::vector<std::string>& hosts,
                                      const std::map<std::string, std::string>& topology);
 
+// A group's default timeout per transport (--group-timeout not given and no --timeout to size it).
+inline constexpr double kDefaultGroupSecondsNccl = 60.0;
+inline constexpr double kDefaultGroupSecondsHost = 20.0;
+
 // How the fleet's --timeout is spent: the local checks, then up to `round_bound` rounds, each
 // with its group timeout and the slack for the reports to reach rank 0, then the verdict.
 struct FleetTiming {

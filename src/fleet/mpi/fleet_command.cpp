@@ -21,9 +21,6 @@ namespace preflight {
 
 namespace {
 
-constexpr double kDefaultGroupSecondsNccl = 60.0;
-constexpr double kDefaultGroupSecondsHost = 20.0;
-
 // Every rank derives the same settings from the same command line, so bad input is found by
 // all of them at once and they all stop the same way. Throws InvalidInput. Then the time plan
 // counts from MPI up (run.start): returns why the launch left too little of --timeout, empty
