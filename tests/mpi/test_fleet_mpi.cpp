@@ -252,12 +252,50 @@ TEST_CASE("fleet host: a node that never completes is faulty and the run stays b
 }
 
 TEST_CASE("fleet host: a slow node is a straggler with its partners healthy") {
-  const auto r = run_fleet(6, {"--inject-fault", "allgather-slow:0.1@node=4", "--slow-factor",
+  // Eight ranks: four pairs in round 1; from round 2 on the retests run beside reference pairs
+  // of proven ranks, and each round is judged on its own groups. On a loaded 2-core machine
+  // healthy pairs of the host transport scatter up to fourfold within a round (issue 32), so
+  // the drill is twentyfold and --slow-factor 0.4. Measured under stress-ng --cpu 4: rank 4
+  // named in 39 of 40 runs, nobody else in any; the one miss was a round whose healthy pairs
+  // spread 3.3-fold, and its verdict said the noise hid the gap. (6 ranks at 0.1 failed CI at
+  // stop 36, and the rule before named the slow node's healthy partner in 1 run of 12.)
+  const auto r = run_fleet(8, {"--inject-fault", "allgather-slow:0.05@node=4", "--slow-factor",
                                "0.4", "--sizes", "256K"});
   INFO(r.verdict.dump(2));
-  CHECK(r.process.exit_code == 1);
-  CHECK(ranks_of(r.verdict.at("stragglers")) == std::set<int>{4});
   CHECK(r.verdict.at("faulty").empty());
+  const std::set<int> stragglers = ranks_of(r.verdict.at("stragglers"));
+  if (stragglers.empty()) {
+    // No conviction from noise, and no silence either: the group of rank 4 that was not judged
+    // says why, and nobody else was named.
+    CHECK(r.process.exit_code == 0);
+    bool said = false;
+    for (const auto& round : r.verdict.at("rounds")) {
+      for (const auto& g : round.at("groups")) {
+        const auto& ranks = g.at("ranks");
+        if (std::find(ranks.begin(), ranks.end(), 4) == ranks.end()) continue;
+        said = said || g.at("detail").get<std::string>().rfind("speed not judged: noise", 0) == 0;
+      }
+    }
+    CHECK(said);
+  } else {
+    CHECK(r.process.exit_code == 1);
+    CHECK(stragglers == std::set<int>{4});
+  }
+  const auto& rounds = r.verdict.at("rounds");
+  // Round 1 tests everyone; a reference pair holds only ranks its round 1 proved.
+  std::set<int> proven;
+  for (const auto& g : rounds.at(0).at("groups")) {
+    CHECK_FALSE(g.at("reference").get<bool>());
+    if (g.at("outcome") == "ok") {
+      for (const auto& m : g.at("ranks")) proven.insert(m.get<int>());
+    }
+  }
+  for (std::size_t i = 1; i < rounds.size(); ++i) {
+    for (const auto& g : rounds.at(i).at("groups")) {
+      if (!g.at("reference").get<bool>()) continue;
+      for (const auto& m : g.at("ranks")) CHECK(proven.count(m.get<int>()) == 1);
+    }
+  }
 }
 
 TEST_CASE("fleet host: a node failing its local checks is kept out of the rounds") {

@@ -135,9 +135,29 @@ std::optional<RoundPlan> FleetPlanner::next_round() {
   RoundPlan round;
   round.index = rounds_used_ + 1;
   round.groups.reserve(plan.size());
-  for (auto& members : plan) round.groups.push_back(GroupPlan{std::move(members)});
+  for (auto& members : plan) round.groups.push_back(GroupPlan{std::move(members), false});
+  if (rounds_used_ > 0 && options_.reference_groups) add_reference_groups(round);
   pending_ = round;
   return round;
+}
+
+// The proven nodes idle in this round, in pairs (ascending, the odd one out stays idle); then
+// every group by first member, as later_round() orders them.
+void FleetPlanner::add_reference_groups(RoundPlan& round) const {
+  std::vector<char> busy(static_cast<std::size_t>(n_), 0);
+  for (const GroupPlan& g : round.groups) {
+    for (int m : g.members) busy[static_cast<std::size_t>(m)] = 1;
+  }
+  std::vector<int> idle;
+  for (int i = 0; i < n_; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    if (!busy[u] && nodes_[u].state == State::good) idle.push_back(i);
+  }
+  for (std::size_t i = 0; i + 1 < idle.size(); i += 2) {
+    round.groups.push_back(GroupPlan{{idle[i], idle[i + 1]}, true});
+  }
+  std::sort(round.groups.begin(), round.groups.end(),
+            [](const GroupPlan& a, const GroupPlan& b) { return a.members < b.members; });
 }
 
 void FleetPlanner::record(const std::vector<GroupReport>& reports) {
@@ -210,9 +230,9 @@ void FleetPlanner::apply(std::size_t gi) {
   // left is the cause: faulty for a failure, a straggler for a slow group. Except when every
   // earlier bad group of the suspect of the same kind also held one of these proven partners:
   // one bad link to that partner would explain them all, so it waits for another partner
-  // (convict_by_two_partners() then decides). And a slow group is one measurement of a figure
-  // that fluctuates (a busy host, a congested link): a straggler must be slow again, this time
-  // with a proven partner, so a first slow group only makes it a suspect measured again.
+  // (convict_by_two_partners() then decides). A slow group is one measurement of a figure
+  // that fluctuates (a busy host, a congested link): it only makes its suspect one measured
+  // again, and convict_by_two_partners() alone names stragglers.
   bool convicts = suspects.size() == 1 && goods > 0 && !excluded_member;
   if (convicts) {
     const Node& x = nodes_[static_cast<std::size_t>(suspects.front())];
@@ -228,7 +248,11 @@ void FleetPlanner::apply(std::size_t gi) {
       if (!shares) all_share = false;
     }
     if (earlier_same_kind && all_share) convicts = false;
-    if (g.outcome == GroupOutcome::slow && !earlier_same_kind) convicts = false;
+    // A straggler needs two slow groups with proven partners that share nothing
+    // (convict_by_two_partners()): a slow group with a suspect partner says little, and on a
+    // noisy fabric one slow retest is one more fluctuation (issue 32: under load the healthy
+    // partner of a slow node was slow again with a proven partner, 4 runs of 30).
+    if (g.outcome == GroupOutcome::slow) convicts = false;
   }
   for (int m : suspects) {
     Node& x = nodes_[static_cast<std::size_t>(m)];

@@ -27,10 +27,20 @@ struct FleetPlannerOptions {
   int group_size = 2;                  // g >= 2 (InvalidInput otherwise)
   std::vector<std::string> switch_of;  // per node: its switch name; empty = no topology
   int max_rounds = 0;                  // 0: fleet_round_bound(nodes, group_size); else a cap >= 1
+  // In every round after the first, the proven (good) nodes that no group of suspects uses run
+  // in pairs of their own, marked `reference`. A later round otherwise holds only the retests,
+  // fewer groups than the first at another moment and another load, and their speed could only
+  // be compared with the first round's groups (issue 32: under load a healthy retest group ran
+  // at a fifth of the first round's speed and its node was called a straggler). With the
+  // reference pairs each round is judged on its own groups. Their outcomes convict nobody (every
+  // member is proven); a failed reference pair is a bad pair, as any failed group of proven
+  // nodes.
+  bool reference_groups = false;
 };
 
 struct GroupPlan {
   std::vector<int> members;  // node indices, ascending
+  bool reference = false;    // proven nodes run for comparison (reference_groups)
 };
 struct RoundPlan {
   int index = 0;  // from 1
@@ -110,7 +120,8 @@ class FleetPlanner {
 
   int round_bound() const { return bound_; }
 
-  // What the planner knows; public for the pairing and reason code (fleet_pairing.cpp, fleet_reasons.cpp) and for tests.
+  // What the planner knows; public for the pairing and reason code (fleet_pairing.cpp,
+  // fleet_reasons.cpp) and for tests.
   enum class State : std::uint8_t { suspect, good, faulty, straggler, excluded };
   struct Group {
     int round = 0;
@@ -135,6 +146,7 @@ class FleetPlanner {
 
  private:
   void apply(std::size_t group_index);
+  void add_reference_groups(RoundPlan& round) const;
   void convict_by_two_partners();
   std::vector<NodeSpeed> speeds() const;
 

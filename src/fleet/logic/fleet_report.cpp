@@ -154,6 +154,7 @@ std::string fleet_verdict_to_json_text(const FleetVerdict& v) {
     Json groups = Json::array();
     for (const FleetGroupRecord& g : r.groups) {
       groups.push_back({{"ranks", g.ranks},
+                        {"reference", g.reference},
                         {"outcome", g.outcome},
                         {"busbw_gbps", number_or_null(g.busbw_gbps)},
                         {"duration_s", seconds_json(g.duration_s)},

@@ -43,6 +43,7 @@ ScaleOutcome run_scale_scenario(const ScaleScenario& s) {
   std::vector<int> slow;
   for (int i = 0; i < s.stragglers; ++i) slow.push_back(take());
   FleetPlannerOptions options;
+  options.reference_groups = true;  // as the fleet command, which judges speed
   for (int i = 0; s.topology && i < s.nodes; ++i) {
     options.switch_of.push_back("leaf" + std::to_string(i / kNodesPerSwitch));
   }

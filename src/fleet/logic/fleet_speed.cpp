@@ -143,6 +143,15 @@ std::vector<GroupSpeed> RoundSpeedJudge::judge_round(
                                 " bandwidths for " + std::to_string(comparable_key.size()) +
                                 " keys");
   }
+  // A key with enough measured groups in this round is judged on them alone: they ran at the
+  // same moment, under the same load. Slow retests can only pull the round's median down, never
+  // push a healthy group below it; the planner's reference pairs keep it at a healthy speed.
+  // Only a key with too few borrows the earlier rounds.
+  std::map<std::string, int> measured_now;
+  for (std::size_t g = 0; g < busbw_gbps.size(); ++g) {
+    if (measured(busbw_gbps[g])) ++measured_now[comparable_key[g]];
+  }
+  const auto own = judge_group_speeds(busbw_gbps, comparable_key, min_gbps_, median_factor_);
   std::vector<double> all_busbw = history_busbw_;
   std::vector<std::string> all_keys = history_keys_;
   all_busbw.insert(all_busbw.end(), busbw_gbps.begin(), busbw_gbps.end());
@@ -150,6 +159,9 @@ std::vector<GroupSpeed> RoundSpeedJudge::judge_round(
   const auto all = judge_group_speeds(all_busbw, all_keys, min_gbps_, median_factor_);
   const std::size_t offset = history_busbw_.size();
   std::vector<GroupSpeed> out(all.begin() + static_cast<std::ptrdiff_t>(offset), all.end());
+  for (std::size_t g = 0; g < out.size(); ++g) {
+    if (measured_now[comparable_key[g]] >= kMinComparableGroups) out[g] = own[g];
+  }
   for (std::size_t g = 0; g < out.size(); ++g) {
     const SpeedJudgement j = out[g].judgement;
     if (j == SpeedJudgement::normal || j == SpeedJudgement::unjudged) {

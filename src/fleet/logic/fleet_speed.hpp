@@ -74,10 +74,15 @@ std::vector<bool> slow_groups(const std::vector<double>& busbw_gbps,
                               const std::vector<std::string>& comparable_key, double min_gbps,
                               double median_factor);
 
-// The judgement across rounds: a later round may hold a single group, which is no median of
-// its own, so each round is judged together with the groups of earlier rounds that were not
-// slow (normal or unjudged). A slow group never becomes a reference: a slow node tested again
-// must not lower the median it is compared with.
+// The judgement across rounds. A comparable key with at least kMinComparableGroups measured
+// groups in the round is judged on the round's own groups: they ran at the same moment, under
+// the same load (a later round can run at a fraction of the first round's speed on a busy
+// machine, issue 32). Slow retests only pull that median down, so it convicts no healthy group
+// that a healthy median would not; the planner's reference pairs (FleetPlannerOptions::
+// reference_groups) keep it at a healthy speed. A key with fewer, such as a later round's single
+// retest, is judged together with the groups of earlier rounds that were not slow (normal or
+// unjudged). A slow group never becomes a reference: a slow node tested again must not lower the
+// median it is compared with.
 class RoundSpeedJudge {
  public:
   RoundSpeedJudge(double min_gbps, double median_factor)

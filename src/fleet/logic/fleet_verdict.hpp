@@ -76,6 +76,8 @@ struct FleetGroupRecord {
   // (the spread of their logarithms, fleet_speed.hpp): a slow call needs gap beyond 3.5 x noise.
   double gap = 0;
   double noise = 0;
+  // Proven ranks run beside the retests for comparison (FleetPlannerOptions::reference_groups).
+  bool reference = false;
 };
 
 struct FleetRound {

@@ -167,6 +167,8 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
 
   FleetPlannerOptions options;
   options.group_size = args.group_size;
+  // Reference pairs of proven nodes in later rounds wherever speed is compared with a median.
+  options.reference_groups = args.slow_factor > 0;
   if (!run.topology.empty()) options.switch_of = switches_of(hosts, run.topology);
   FleetPlanner planner(world, options);
   std::set<int> unresponsive;
@@ -197,7 +199,7 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   if (world == 1 && args.transport == "nccl" && !local_failed(v.nodes[0].local)) {
     RoundPlan plan;
     plan.index = 1;
-    plan.groups.push_back(GroupPlan{{0}});
+    plan.groups.push_back(GroupPlan{{0}, false});
     RoundResult round = driver.run_round(plan, shunned());
     solo = round.reports.front();
     any_timeout = round.any_timeout;

@@ -159,6 +159,7 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& s
     report.members = members;
     FleetGroupRecord record;
     record.ranks = members;
+    record.reference = plan.groups[g].reference;
     int total_gpus = 0;
     std::vector<const GroupWork*> present;
     std::string missing;
