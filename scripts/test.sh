@@ -22,7 +22,7 @@
 # cores do useful work while they are kept busy (issue 31: CI time; see start_background_builds).
 # The ASan+UBSan and TSan builds (scripts/sanitize.sh),
 # which pass only with zero sanitizer reports; and every fuzz target for
-# PREFLIGHT_TEST_FUZZ_SECONDS (default 15) each (scripts/fuzz.sh, in the ASan build).
+# PREFLIGHT_TEST_FUZZ_SECONDS (default 10) each (scripts/fuzz.sh, in the ASan build).
 # PREFLIGHT_TEST_HARDENING=0 skips those three.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +37,7 @@ case "$with_hardening" in
   0 | 1) ;;
   *) echo "test: PREFLIGHT_TEST_HARDENING must be 0 or 1, not '$with_hardening'" >&2; exit 2 ;;
 esac
-fuzz_seconds=${PREFLIGHT_TEST_FUZZ_SECONDS:-15}
+fuzz_seconds=${PREFLIGHT_TEST_FUZZ_SECONDS:-10}
 if [[ ! "$fuzz_seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "test: PREFLIGHT_TEST_FUZZ_SECONDS must be a whole number from 1, not '$fuzz_seconds'" >&2
   exit 2
