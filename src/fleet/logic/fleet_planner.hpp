@@ -31,8 +31,8 @@ struct FleetPlannerOptions {
   // in pairs of their own, marked `reference`. A later round otherwise holds only the retests,
   // fewer groups than the first at another moment and another load, and their speed could only
   // be compared with the first round's groups (issue 32: under load a healthy retest group ran
-  // at a fifth of the first round's speed and its node was called a straggler). With the
-  // reference pairs each round is judged on its own groups. Their outcomes convict nobody (every
+  // at a quarter of the first round's speed and its node was called a straggler). With the
+  // reference pairs a later round has enough groups to be judged on its own. Their outcomes convict nobody (every
   // member is proven); a failed reference pair is a bad pair, as any failed group of proven
   // nodes.
   bool reference_groups = false;
