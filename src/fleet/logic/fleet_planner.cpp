@@ -251,7 +251,7 @@ void FleetPlanner::apply(std::size_t gi) {
     // A straggler needs two slow groups with proven partners that share nothing
     // (convict_by_two_partners()): a slow group with a suspect partner says little, and on a
     // noisy fabric one slow retest is one more fluctuation (issue 32: under load the healthy
-    // partner of a slow node was slow again with a proven partner, 4 runs of 30).
+    // partner of a slow node was slow again with a proven partner, 4 runs of 26).
     if (g.outcome == GroupOutcome::slow) convicts = false;
   }
   for (int m : suspects) {
