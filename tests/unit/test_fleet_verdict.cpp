@@ -221,9 +221,9 @@ TEST_CASE("fleet json: required fields in order, numbers as numbers") {
 
   const Json& g = j["rounds"][0]["groups"][0];
   CHECK(j["rounds"][0]["index"] == 1);
-  CHECK(keys_of(g) == std::vector<std::string>{"ranks", "reference", "outcome", "busbw_gbps", "duration_s",
-                                               "detail", "speed", "groups_compared", "median_gbps",
-                                               "gap", "noise"});
+  CHECK(keys_of(g) == std::vector<std::string>{"ranks", "reference", "outcome", "busbw_gbps",
+                                               "duration_s", "detail", "speed", "groups_compared",
+                                               "median_gbps", "gap", "noise"});
   CHECK(g["speed"] == "unjudged");
   CHECK(g["groups_compared"].is_number_integer());
   CHECK(g["groups_compared"] == 2);

@@ -32,9 +32,9 @@ struct FleetPlannerOptions {
   // fewer groups than the first at another moment and another load, and their speed could only
   // be compared with the first round's groups (issue 32: under load a healthy retest group ran
   // at a quarter of the first round's speed and its node was called a straggler). With the
-  // reference pairs a later round has enough groups to be judged on its own. Their outcomes convict nobody (every
-  // member is proven); a failed reference pair is a bad pair, as any failed group of proven
-  // nodes.
+  // reference pairs a later round has enough groups to be judged on its own. Their outcomes convict
+  // nobody (every member is proven); a failed reference pair is a bad pair, as any failed group of
+  // proven nodes.
   bool reference_groups = false;
 };
 
