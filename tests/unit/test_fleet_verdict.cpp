@@ -223,7 +223,9 @@ TEST_CASE("fleet json: required fields in order, numbers as numbers") {
   CHECK(j["rounds"][0]["index"] == 1);
   CHECK(keys_of(g) == std::vector<std::string>{"ranks", "reference", "outcome", "busbw_gbps",
                                                "duration_s", "detail", "speed", "groups_compared",
-                                               "median_gbps", "gap", "noise"});
+                                               "median_gbps", "gap", "noise",
+                                               "drill_unslowed_gbps"});
+  CHECK(g["drill_unslowed_gbps"].is_null());  // no drill paced it
   CHECK(g["speed"] == "unjudged");
   CHECK(g["groups_compared"].is_number_integer());
   CHECK(g["groups_compared"] == 2);

@@ -163,7 +163,9 @@ std::string fleet_verdict_to_json_text(const FleetVerdict& v) {
                         {"groups_compared", g.groups_compared},
                         {"median_gbps", number_or_null(g.median_gbps)},
                         {"gap", g.gap},
-                        {"noise", g.noise}});
+                        {"noise", g.noise},
+                        {"drill_unslowed_gbps",
+                         g.drill_unslowed_gbps > 0 ? Json(g.drill_unslowed_gbps) : Json()}});
     }
     rounds.push_back({{"index", r.index}, {"groups", std::move(groups)}});
   }

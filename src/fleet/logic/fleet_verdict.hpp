@@ -78,6 +78,9 @@ struct FleetGroupRecord {
   double noise = 0;
   // Proven ranks run beside the retests for comparison (FleetPlannerOptions::reference_groups).
   bool reference = false;
+  // Only where the allgather-slow drill paced a member (host transport): the group's figure
+  // before the pacing, so busbw_gbps / drill_unslowed_gbps is the factor the drill delivered; 0 else.
+  double drill_unslowed_gbps = 0;
 };
 
 struct FleetRound {

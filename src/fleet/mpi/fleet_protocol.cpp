@@ -280,6 +280,7 @@ std::string encode(const WorkReport& r) {
                    {"error", clipped(w.error, kMaxMessageTextBytes)},
                    {"seconds", finite_or_zero(w.seconds)},
                    {"busbw_gbps", finite_or_zero(w.busbw_gbps)},
+                   {"unslowed_busbw_gbps", finite_or_zero(w.unslowed_busbw_gbps)},
                    {"busbw_by_size", sizes},
                    {"corrupt_from", corrupt},
                    {"verified", w.verified},
@@ -296,11 +297,12 @@ std::optional<WorkReport> decode_work(const std::string& text_in) {
     const auto error = text(member(*j, "error"), kMaxMessageTextBytes);
     const auto seconds = finite(member(*j, "seconds"), 0.0, kMaxSeconds);
     const auto busbw = finite(member(*j, "busbw_gbps"), 0.0, kMaxGbps);
+    const auto unslowed = finite(member(*j, "unslowed_busbw_gbps"), 0.0, kMaxGbps);
     const auto verified = flag(member(*j, "verified"));
     const auto abandoned = flag(member(*j, "thread_abandoned"));
     const Json* by_size = member(*j, "busbw_by_size");
     const Json* corrupt = member(*j, "corrupt_from");
-    if (!round || !status || !error || !seconds || !busbw || !verified || !abandoned ||
+    if (!round || !status || !error || !seconds || !busbw || !unslowed || !verified || !abandoned ||
         by_size == nullptr || !by_size->is_array() || by_size->size() > kMaxReportSizes ||
         corrupt == nullptr || !corrupt->is_array() || corrupt->size() > kMaxCorruptSources) {
       return std::nullopt;
@@ -311,6 +313,7 @@ std::optional<WorkReport> decode_work(const std::string& text_in) {
     r.work.error = *error;
     r.work.seconds = *seconds;
     r.work.busbw_gbps = *busbw;
+    r.work.unslowed_busbw_gbps = *unslowed;
     r.work.verified = *verified;
     r.work.thread_abandoned = *abandoned;
     for (const Json& pair : *by_size) {

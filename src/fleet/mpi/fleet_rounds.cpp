@@ -167,6 +167,8 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& s
     std::string error;
     std::string timeout;
     double min_busbw = -1;
+    double min_unslowed = -1;  // the same, with the drill's rank at its figure before pacing
+    bool drilled = false;
     bool corrupt = false;
     for (std::size_t i = 0; i < members.size(); ++i) {
       total_gpus += gpus_[members[i]];
@@ -192,6 +194,9 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& s
       if (!w->corrupt_from.empty()) corrupt = true;
       if (w->status == GroupWorkStatus::ok) {
         min_busbw = min_busbw < 0 ? w->busbw_gbps : std::min(min_busbw, w->busbw_gbps);
+        const double unslowed = w->unslowed_busbw_gbps > 0 ? w->unslowed_busbw_gbps : w->busbw_gbps;
+        drilled = drilled || w->unslowed_busbw_gbps > 0;
+        min_unslowed = min_unslowed < 0 ? unslowed : std::min(min_unslowed, unslowed);
       }
     }
     keys[g] = std::to_string(members.size()) + " nodes, " + std::to_string(total_gpus) + " GPUs";
@@ -217,6 +222,7 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& s
       report.detail = "data arrived corrupt" + (blamed.empty() ? "" : "; blamed: " + blamed);
     } else {
       busbw[g] = std::max(min_busbw, 0.0);
+      if (drilled) record.drill_unslowed_gbps = std::max(min_unslowed, 0.0);
     }
     record.busbw_gbps = busbw[g];
     out.reports.push_back(std::move(report));

@@ -17,10 +17,11 @@ namespace preflight {
 namespace {
 
 constexpr int kMaxSizes = 8;
-constexpr int kMaxIterations = 32;
-// Untimed iterations before the timed ones: the first warms up (connections, pages); the rest
-// give the drill's straggler its reference time (see the loop).
-constexpr int kUntimedIterations = 4;
+// Tag slots per (round, size): each iteration uses two, its start and its data.
+constexpr int kTagSlots = 32;
+constexpr int kMaxIterations = kTagSlots / 2;
+// The first iteration warms up (connections, pages) and is not timed.
+constexpr int kWarmUpIterations = 1;
 
 std::uint64_t mix(std::uint64_t x) {
   // splitmix64's finalizer: neighbouring words and ranks give unrelated patterns.
@@ -34,10 +35,11 @@ std::uint64_t pattern_word(std::uint64_t seed, int rank, std::size_t index) {
   return mix(seed ^ (static_cast<std::uint64_t>(rank) << 40) ^ index);
 }
 
-// Tags unique per (round, size, iteration): a message that arrives after its round timed out
-// can only match a receive of that round, which no longer exists.
-int data_tag(int round, int size_index, int iteration) {
-  return kDataTagBase + (((round % 64) * kMaxSizes + size_index) * kMaxIterations + iteration);
+// Tags unique per (round, size, iteration, start or data): a message that arrives after its
+// round timed out can only match a receive of that round, which no longer exists.
+int data_tag(int round, int size_index, int iteration, bool start) {
+  const int slot = 2 * iteration + (start ? 0 : 1);
+  return kDataTagBase + (((round % 64) * kMaxSizes + size_index) * kTagSlots + slot);
 }
 
 // Buffers MPI may still be using when the deadline passes: they are leaked, never freed.
@@ -45,6 +47,7 @@ struct Exchange {
   std::vector<unsigned char> send;
   std::vector<std::vector<unsigned char>> receive;  // per member (own slot unused)
   std::vector<MPI_Request> requests;
+  unsigned char nothing = 0;  // the buffer of an iteration's zero-byte start messages
 };
 
 enum class Wait { done, timeout, error };
@@ -61,6 +64,36 @@ Wait wait_all(std::vector<MPI_Request>& requests, SteadyClock::time_point deadli
     // Sleeping between polls leaves the CPU to the other ranks on an oversubscribed machine.
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+}
+
+double median_in_place(std::vector<double>& values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+// Sends `bytes` of the exchange's contribution to every other member and receives theirs
+// (nothing moves when bytes is 0: the iteration's start), polled against the deadline.
+Wait exchange_all(Exchange& exchange, const std::vector<int>& members, int me, int tag,
+                  std::size_t bytes, SteadyClock::time_point deadline) {
+  const int n = static_cast<int>(members.size());
+  exchange.requests.clear();
+  for (int m = 0; m < n; ++m) {
+    const int peer = members[m];
+    if (peer == me) continue;
+    void* into = bytes > 0 ? exchange.receive[m].data() : &exchange.nothing;
+    MPI_Request r;
+    MPI_Irecv(into, static_cast<int>(bytes), MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r);
+    exchange.requests.push_back(r);
+  }
+  for (int m = 0; m < n; ++m) {
+    const int peer = members[m];
+    if (peer == me) continue;
+    const void* from = bytes > 0 ? exchange.send.data() : &exchange.nothing;
+    MPI_Request r;
+    MPI_Isend(from, static_cast<int>(bytes), MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r);
+    exchange.requests.push_back(r);
+  }
+  return wait_all(exchange.requests, deadline);
 }
 
 class HostTransport final : public GroupTransport {
@@ -81,7 +114,7 @@ class HostTransport final : public GroupTransport {
       work.seconds = Seconds(SteadyClock::now() - start).count();
       return work;
     }
-    const int iterations = std::clamp(task.iterations, 1, kMaxIterations - kUntimedIterations);
+    const int iterations = std::clamp(task.iterations, 1, kMaxIterations - kWarmUpIterations);
     const bool drilled_slow = task.slow_factor > 0.0 && task.slow_factor < 1.0;
     const std::size_t sizes = std::min<std::size_t>(task.sizes.size(), kMaxSizes);
     for (std::size_t s = 0; s < sizes; ++s) {
@@ -97,29 +130,22 @@ class HostTransport final : public GroupTransport {
       // The median iteration: on a shared CPU one descheduled iteration must not make a
       // group look slow, while an injected straggler slows every iteration.
       std::vector<double> timed;
-      std::vector<double> reference;
-      double slowed_period = 0;
-      for (int it = 0; it < kUntimedIterations + iterations; ++it) {
+      std::vector<double> unslowed;  // the drill's: the same iterations before pacing
+      for (int it = 0; it < kWarmUpIterations + iterations; ++it) {
+        // Every member starts the iteration together: a member still busy with the last one
+        // (verifying it, descheduled, or the drill's pause) delays the start, not the timed
+        // exchange. Without this the drill's pause lands in its partners' next iteration and
+        // its own exchange finds their data already there: its groups did not run at the
+        // factor it names (issue 32).
+        Wait w =
+            exchange_all(*exchange, task.members, me,
+                         data_tag(task.round, static_cast<int>(s), it, true), 0, task.deadline);
         const auto t0 = SteadyClock::now();
-        exchange->requests.clear();
-        const int tag = data_tag(task.round, static_cast<int>(s), it);
-        for (int m = 0; m < n; ++m) {
-          const int peer = task.members[m];
-          if (peer == me) continue;
-          MPI_Request r;
-          MPI_Irecv(exchange->receive[m].data(), static_cast<int>(bytes), MPI_BYTE, peer, tag,
-                    MPI_COMM_WORLD, &r);
-          exchange->requests.push_back(r);
+        if (w == Wait::done) {
+          w = exchange_all(*exchange, task.members, me,
+                           data_tag(task.round, static_cast<int>(s), it, false), bytes,
+                           task.deadline);
         }
-        for (int m = 0; m < n; ++m) {
-          const int peer = task.members[m];
-          if (peer == me) continue;
-          MPI_Request r;
-          MPI_Isend(exchange->send.data(), static_cast<int>(bytes), MPI_BYTE, peer, tag,
-                    MPI_COMM_WORLD, &r);
-          exchange->requests.push_back(r);
-        }
-        const Wait w = wait_all(exchange->requests, task.deadline);
         if (w != Wait::done) {
           work.status = w == Wait::timeout ? GroupWorkStatus::timeout : GroupWorkStatus::error;
           work.error = w == Wait::timeout
@@ -134,26 +160,21 @@ class HostTransport final : public GroupTransport {
           work.seconds = Seconds(SteadyClock::now() - start).count();
           return work;
         }
-        double elapsed = Seconds(SteadyClock::now() - t0).count();
-        if (it > 0 && it < kUntimedIterations) reference.push_back(elapsed);
-        if (drilled_slow && it == kUntimedIterations - 1) {
-          // The drill's straggler paces its group at 1/factor of the untimed iterations' median
-          // (issue 32): every member waits for its data, so the group runs at factor of the
-          // speed it had. Scaling each iteration's own time instead does not deliver the factor:
-          // the straggler's partners are already waiting when it starts, so its exchange is
-          // short and its pause with it, and a group of 0.5 measured faster than its peers.
-          std::nth_element(reference.begin(), reference.begin() + reference.size() / 2,
-                           reference.end());
-          slowed_period = reference[reference.size() / 2] / task.slow_factor;
-        }
-        if (drilled_slow && it >= kUntimedIterations && elapsed < slowed_period) {
+        const double natural = Seconds(SteadyClock::now() - t0).count();
+        double elapsed = natural;
+        if (drilled_slow && it >= kWarmUpIterations) {
+          // The drill's straggler stretches its own iteration to natural / factor and reports
+          // that, so the group (the slowest member's figure) measures at the factor named
+          // whatever the sleep overshoots; the pause is real time, held before the next start.
           // Never past the group's deadline: the drill slows its group, it does not hang it.
+          const double paced = natural / task.slow_factor;
           const auto until = t0 + std::chrono::duration_cast<SteadyClock::duration>(
-                                      std::chrono::duration<double>(slowed_period));
+                                      std::chrono::duration<double>(paced));
           std::this_thread::sleep_until(std::min(until, task.deadline));
-          elapsed = Seconds(SteadyClock::now() - t0).count();
+          elapsed = std::min(paced, Seconds(SteadyClock::now() - t0).count());
+          unslowed.push_back(natural);
         }
-        if (it >= kUntimedIterations) timed.push_back(elapsed);
+        if (it >= kWarmUpIterations) timed.push_back(elapsed);
         // Every received byte of every iteration is checked against its source's pattern.
         for (int m = 0; m < n; ++m) {
           if (task.members[m] == me) continue;
@@ -162,10 +183,11 @@ class HostTransport final : public GroupTransport {
           if (wrong > 0) work.corrupt_from[task.members[m]] += wrong;
         }
       }
-      std::nth_element(timed.begin(), timed.begin() + timed.size() / 2, timed.end());
-      const double busbw = allgather_busbw_gbps(bytes, n, timed[timed.size() / 2]);
+      const double busbw = allgather_busbw_gbps(bytes, n, median_in_place(timed));
       work.busbw_by_size.emplace_back(bytes, busbw);
       work.busbw_gbps = busbw;
+      work.unslowed_busbw_gbps =
+          unslowed.empty() ? 0.0 : allgather_busbw_gbps(bytes, n, median_in_place(unslowed));
     }
     work.verified = true;
     work.seconds = Seconds(SteadyClock::now() - start).count();

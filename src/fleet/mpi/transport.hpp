@@ -47,6 +47,9 @@ struct GroupWork {
   double seconds = 0;  // the group's work as this member saw it
   std::vector<std::pair<std::size_t, double>> busbw_by_size;  // bytes per rank -> GB/s
   double busbw_gbps = 0;                                      // of the largest size
+  // The allgather-slow drill's rank only: its figure of the same iterations before its pacing
+  // (0 elsewhere), so the verdict can show the factor the drill delivered.
+  double unslowed_busbw_gbps = 0;
   std::map<int, std::uint64_t> corrupt_from;  // source world rank -> bytes/elements wrong here
   bool verified = false;                      // every received byte was checked
   bool thread_abandoned = false;              // a worker stuck in the driver was left behind

@@ -1,0 +1,93 @@
+// The fleet's speed judgement for real under mpirun (issue 32): the slow-node drill delivers
+// the factor it names, and a slow node is called a straggler with its partners healthy.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "mpi/fleet_harness.hpp"
+
+namespace preflight::test {
+
+using nlohmann::json;
+
+TEST_CASE("fleet host: the slow-node drill delivers the factor it names") {
+  // Every member of a host-transport group starts each iteration together, and the drill's
+  // rank stretches its own iterations to natural / FACTOR, so the group's figure (its slowest
+  // member's) is FACTOR of what the same iterations measured unpaced. 8M per rank keeps each
+  // exchange long against a descheduled partner. Measured under stress-ng --cpu 2: 0.750 to
+  // 0.773 for 0.75 (docs/fleet.md).
+  for (const double factor : {0.5, 0.75}) {
+    const std::string spec = "allgather-slow:" + std::to_string(factor) + "@node=1";
+    const auto r = run_fleet(4, {"--inject-fault", spec, "--sizes", "8M"});
+    INFO(spec << "\n" << r.verdict.dump(2));
+    CHECK(r.verdict.at("faulty").empty());
+    int drilled = 0;
+    for (const auto& round : r.verdict.at("rounds")) {
+      for (const auto& g : round.at("groups")) {
+        const auto& ranks = g.at("ranks");
+        const bool has_slow = std::find(ranks.begin(), ranks.end(), 1) != ranks.end();
+        if (!has_slow || g.at("outcome") != "ok") {
+          CHECK(g.at("drill_unslowed_gbps").is_null());
+          continue;
+        }
+        ++drilled;
+        REQUIRE(g.at("drill_unslowed_gbps").is_number());
+        const double delivered =
+            g.at("busbw_gbps").get<double>() / g.at("drill_unslowed_gbps").get<double>();
+        CHECK(delivered == Approx(factor).margin(0.05));
+      }
+    }
+    CHECK(drilled >= 1);
+  }
+}
+
+TEST_CASE("fleet host: a slow node is a straggler with its partners healthy") {
+  // Eight ranks: four pairs in round 1; from round 2 on the retests run beside reference pairs
+  // of proven ranks, and each round is judged on its own groups. On a loaded 2-core machine
+  // healthy pairs of the host transport scatter up to fourfold within a round (issue 32), so
+  // the drill is twentyfold and --slow-factor 0.4. Measured under stress-ng --cpu 4: rank 4
+  // named in 39 of 40 runs, nobody else in any; the one miss was a round whose healthy pairs
+  // spread 3.3-fold, and its verdict said the noise hid the gap. (6 ranks at 0.1 failed CI at
+  // stop 36, and the rule before named the slow node's healthy partner in 1 run of 12.)
+  const auto r = run_fleet(8, {"--inject-fault", "allgather-slow:0.05@node=4", "--slow-factor",
+                               "0.4", "--sizes", "256K"});
+  INFO(r.verdict.dump(2));
+  CHECK(r.verdict.at("faulty").empty());
+  const std::set<int> stragglers = ranks_of(r.verdict.at("stragglers"));
+  if (stragglers.empty()) {
+    // No conviction from noise, and no silence either: the group of rank 4 that was not judged
+    // says why, and nobody else was named.
+    CHECK(r.process.exit_code == 0);
+    bool said = false;
+    for (const auto& round : r.verdict.at("rounds")) {
+      for (const auto& g : round.at("groups")) {
+        const auto& ranks = g.at("ranks");
+        if (std::find(ranks.begin(), ranks.end(), 4) == ranks.end()) continue;
+        said = said || g.at("detail").get<std::string>().rfind("speed not judged: noise", 0) == 0;
+      }
+    }
+    CHECK(said);
+  } else {
+    CHECK(r.process.exit_code == 1);
+    CHECK(stragglers == std::set<int>{4});
+  }
+  // Round 1 tests everyone; a reference pair holds only ranks an earlier round proved (in an
+  // ok group).
+  std::set<int> proven;
+  const auto& rounds = r.verdict.at("rounds");
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    for (const auto& g : rounds.at(i).at("groups")) {
+      if (i == 0) CHECK_FALSE(g.at("reference").get<bool>());
+      if (!g.at("reference").get<bool>()) continue;
+      for (const auto& m : g.at("ranks")) CHECK(proven.count(m.get<int>()) == 1);
+    }
+    for (const auto& g : rounds.at(i).at("groups")) {
+      if (g.at("outcome") != "ok") continue;
+      for (const auto& m : g.at("ranks")) proven.insert(m.get<int>());
+    }
+  }
+}
+
+}  // namespace preflight::test
