@@ -282,6 +282,15 @@ void FleetPlanner::convict_by_two_partners() {
         return m == self || nodes_[static_cast<std::size_t>(m)].state == State::good;
       });
       if (!others_good) continue;
+      // Slowness is a noisy measurement: a slow group counts against a node only when its
+      // other members were proven before it ran. A partner proven only afterwards, by one
+      // retest of its own, may be the slow one that got a lucky retest, and the shared group
+      // would then convict its healthy partner (issue 32: measured once in 10 runs under load).
+      const bool proven_before = std::all_of(g.members.begin(), g.members.end(), [&](int m) {
+        const int passed = nodes_[static_cast<std::size_t>(m)].passed_group;
+        return m == self || (passed >= 0 && passed < gi);
+      });
+      if (!is_failure(g.outcome) && !proven_before) continue;
       std::vector<int>& same_kind = is_failure(g.outcome) ? failed : slow;
       for (int earlier : same_kind) {
         const auto& e = groups_[static_cast<std::size_t>(earlier)].members;
