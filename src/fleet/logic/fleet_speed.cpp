@@ -125,6 +125,32 @@ std::vector<GroupSpeed> judge_group_speeds(const std::vector<double>& busbw_gbps
   return out;
 }
 
+double smallest_resolvable_gap(double noise) {
+  if (!(noise > 0)) return 0;
+  return 1.0 - std::exp(-kNoiseMultiple * noise);
+}
+
+std::string speed_resolution_note(const std::vector<GroupSpeed>& groups, double median_factor) {
+  if (!(median_factor > 0)) return {};
+  std::vector<double> noises;
+  for (const GroupSpeed& g : groups) {
+    if (g.judgement == SpeedJudgement::not_measured) continue;
+    if (g.groups_compared < kMinComparableGroups) continue;
+    noises.push_back(g.noise);
+  }
+  if (noises.empty()) return {};
+  const double noise = median_of(noises);
+  const double resolvable = smallest_resolvable_gap(noise);
+  if (resolvable <= 1.0 - median_factor) return {};
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "speed not judged to --slow-factor %.3g: noise %.0f%% (median of %zu groups) "
+                "resolves only gaps above %.0f%%; a node slower than its peers by less than that "
+                "is not named",
+                median_factor, 100.0 * noise, noises.size(), 100.0 * resolvable);
+  return text;
+}
+
 std::vector<bool> slow_groups(const std::vector<double>& busbw_gbps,
                               const std::vector<std::string>& comparable_key, double min_gbps,
                               double median_factor) {

@@ -73,7 +73,7 @@ struct FleetGroupRecord {
   int groups_compared = 0;
   double median_gbps = 0;
   // Its gap below that median (1 - busbw / median) and the noise of the other comparable groups
-  // (the spread of their logarithms, fleet_speed.hpp): a slow call needs gap beyond 3.5 x noise.
+  // (the spread of their logarithms, fleet_speed.hpp): a slow call needs gap beyond 2.5 x noise.
   double gap = 0;
   double noise = 0;
   // Proven ranks run beside the retests for comparison (FleetPlannerOptions::reference_groups).

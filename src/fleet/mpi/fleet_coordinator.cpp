@@ -8,6 +8,7 @@
 #include <set>
 
 #include "fleet/logic/fleet_planner.hpp"
+#include "fleet/logic/fleet_speed.hpp"
 #include "fleet/logic/fleet_stats.hpp"
 #include "fleet/mpi/fleet_rounds.hpp"
 #include "fleet/mpi/fleet_run.hpp"
@@ -250,6 +251,24 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
                       (hidden == 1 ? "" : "s") + " below --slow-factor: the comparable groups' " +
                       "noise (up to " + std::to_string(std::lround(worst_noise * 100)) +
                       "%) was as large as the gap; nobody was called slow on them");
+  }
+
+  // And where the noise hid gaps of the size --slow-factor asks for at all: a node that slow
+  // would not have been named, and silence must not read as "at speed" (issue 32).
+  std::vector<GroupSpeed> judged;
+  for (const FleetRound& r : v.rounds) {
+    for (const FleetGroupRecord& g : r.groups) {
+      GroupSpeed s;
+      s.judgement = g.speed == to_string(SpeedJudgement::not_measured)
+                        ? SpeedJudgement::not_measured
+                        : SpeedJudgement::normal;
+      s.groups_compared = g.groups_compared;
+      s.noise = g.noise;
+      judged.push_back(s);
+    }
+  }
+  if (const std::string note = speed_resolution_note(judged, args.slow_factor); !note.empty()) {
+    v.notes.push_back(note);
   }
 
   const FleetConclusion conclusion = planner.conclude();
