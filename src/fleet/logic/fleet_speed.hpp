@@ -31,9 +31,9 @@ constexpr int kMinComparableGroups = 3;
 // A straggler takes three slow groups, the round-1 screen and two retests with partners proven
 // before they ran (fleet_planner.cpp), each measured apart. Past 2.5 standard deviations lies
 // 0.6% of a normal noise, so a healthy node is slow three times by chance about 2 in 10^7
-// (1 in 8,000 if its tail is ten times heavier). With healthy pairs about 10% apart (a loaded
-// 2-core machine, docs/fleet.md), 3.5 named a node 25% slow in 5 runs of 10 and 2.5 in 8,
-// with no healthy node named in either.
+// (1 in 5,000 if its tail is ten times heavier). With healthy pairs about 10% apart (a loaded
+// 2-core machine, docs/fleet.md, --slow-factor 0.85), 3.5 named a node 25% slow in 5 runs of 10
+// and 2.5 in 8, with no healthy node named in either.
 constexpr double kNoiseMultiple = 2.5;
 
 enum class SpeedJudgement {
