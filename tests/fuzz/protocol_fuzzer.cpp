@@ -49,8 +49,8 @@ bool same(const WorkReport& a, const WorkReport& b) {
   return a.round == b.round && x.status == y.status && x.error == y.error &&
          x.seconds == y.seconds && x.busbw_by_size == y.busbw_by_size &&
          x.busbw_gbps == y.busbw_gbps && x.unslowed_busbw_gbps == y.unslowed_busbw_gbps &&
-         x.corrupt_from == y.corrupt_from && x.verified == y.verified &&
-         x.thread_abandoned == y.thread_abandoned;
+         x.busbw_rel_se == y.busbw_rel_se && x.corrupt_from == y.corrupt_from &&
+         x.verified == y.verified && x.thread_abandoned == y.thread_abandoned;
 }
 
 // decode(encode(m)) == m for a message m that decode produced, and the one rounding of

@@ -223,7 +223,7 @@ TEST_CASE("fleet json: required fields in order, numbers as numbers") {
   CHECK(j["rounds"][0]["index"] == 1);
   CHECK(keys_of(g) == std::vector<std::string>{"ranks", "reference", "outcome", "busbw_gbps",
                                                "duration_s", "detail", "speed", "groups_compared",
-                                               "median_gbps", "gap", "noise",
+                                               "median_gbps", "gap", "noise", "iteration_se",
                                                "drill_unslowed_gbps"});
   CHECK(g["drill_unslowed_gbps"].is_null());  // no drill paced it
   CHECK(g["speed"] == "unjudged");

@@ -164,6 +164,7 @@ std::string fleet_verdict_to_json_text(const FleetVerdict& v) {
                         {"median_gbps", number_or_null(g.median_gbps)},
                         {"gap", g.gap},
                         {"noise", g.noise},
+                        {"iteration_se", g.iteration_se},
                         {"drill_unslowed_gbps",
                          g.drill_unslowed_gbps > 0 ? Json(g.drill_unslowed_gbps) : Json()}});
     }

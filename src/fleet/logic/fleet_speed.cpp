@@ -130,24 +130,36 @@ double smallest_resolvable_gap(double noise) {
   return 1.0 - std::exp(-kNoiseMultiple * noise);
 }
 
-std::string speed_resolution_note(const std::vector<GroupSpeed>& groups, double median_factor) {
+std::string speed_resolution_note(const std::vector<GroupSpeed>& groups,
+                                  const std::vector<double>& iteration_se, double median_factor) {
   if (!(median_factor > 0)) return {};
-  std::vector<double> noises;
-  for (const GroupSpeed& g : groups) {
+  if (!iteration_se.empty() && iteration_se.size() != groups.size()) {
+    throw std::invalid_argument("speed resolution: " + std::to_string(iteration_se.size()) +
+                                " iteration errors for " + std::to_string(groups.size()) +
+                                " groups");
+  }
+  std::vector<double> spreads;
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const GroupSpeed& g = groups[i];
     if (g.judgement == SpeedJudgement::not_measured) continue;
     if (g.groups_compared < kMinComparableGroups) continue;
-    noises.push_back(g.noise);
+    spreads.push_back(g.noise);
+    errors.push_back(iteration_se.empty() ? 0.0 : iteration_se[i]);
   }
-  if (noises.empty()) return {};
-  const double noise = median_of(noises);
+  if (spreads.empty()) return {};
+  const double spread = median_of(spreads);
+  const double error = median_of(errors);
+  const double noise = std::max(spread, error);
   const double resolvable = smallest_resolvable_gap(noise);
   if (resolvable <= 1.0 - median_factor) return {};
-  char text[320];
+  char text[360];
   std::snprintf(text, sizeof text,
-                "speed not judged to --slow-factor %.3g: noise %.0f%% (median of %zu groups) "
-                "resolves only gaps above %.0f%%; a node slower than its peers by less than that "
-                "is not named",
-                median_factor, 100.0 * noise, noises.size(), 100.0 * resolvable);
+                "speed not judged to --slow-factor %.3g: noise %.0f%% (median over %zu groups: "
+                "their spread %.0f%%, their own iterations %.0f%%) resolves only gaps above "
+                "%.0f%%; a node slower than its peers by less than that is not named",
+                median_factor, 100.0 * noise, spreads.size(), 100.0 * spread, 100.0 * error,
+                100.0 * resolvable);
   return text;
 }
 

@@ -79,13 +79,19 @@ std::vector<GroupSpeed> judge_group_speeds(const std::vector<double>& busbw_gbps
 // noise). 0 for noise <= 0.
 double smallest_resolvable_gap(double noise);
 
-// What a run's noise allows (issue 32: "speed not judged: noise N%" instead of silence): from the
-// noise of every group judged against enough comparable groups, their median; empty when it
-// resolves the gap that median_factor asks for (1 - median_factor), or when no group had enough
+// What a run's noise allows (issue 32: "speed not judged: noise N%" instead of silence). Over
+// every group judged against enough comparable groups: the median of their noise (how far the
+// other groups scatter) and the median of their iteration_se (how precisely each group's own
+// iterations fix its figure; the same size as groups, or empty); the larger of the two is the
+// run's noise. Three other groups can agree closely by chance while each figure is known only to
+// a few percent, and a gap below that is not resolved whatever they say. Empty when that noise
+// resolves the gap median_factor asks for (1 - median_factor), or when no group had enough
 // comparable groups or median_factor <= 0. Else one line for the verdict's notes, e.g. "speed
-// not judged to --slow-factor 0.95: noise 4% (median of 12 groups) resolves only gaps above 10%;
-// a node slower than its peers by less than that is not named".
-std::string speed_resolution_note(const std::vector<GroupSpeed>& groups, double median_factor);
+// not judged to --slow-factor 0.95: noise 6% (median over 8 groups: their spread 2%, their own
+// iterations 6%) resolves only gaps above 14%; a node slower than its peers by less than that is
+// not named".
+std::string speed_resolution_note(const std::vector<GroupSpeed>& groups,
+                                  const std::vector<double>& iteration_se, double median_factor);
 
 // judge_group_speeds(...) reduced to one bool per group: judgement == slow.
 std::vector<bool> slow_groups(const std::vector<double>& busbw_gbps,

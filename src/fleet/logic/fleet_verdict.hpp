@@ -79,8 +79,12 @@ struct FleetGroupRecord {
   // Proven ranks run beside the retests for comparison (FleetPlannerOptions::reference_groups).
   bool reference = false;
   // Only where the allgather-slow drill paced a member (host transport): the group's figure
-  // before the pacing, so busbw_gbps / drill_unslowed_gbps is the factor the drill delivered; 0 else.
+  // before the pacing, so busbw_gbps / drill_unslowed_gbps is the factor the drill delivered; 0
+  // else.
   double drill_unslowed_gbps = 0;
+  // The largest relative standard error of a member's figure from its own iterations
+  // (GroupWork::busbw_rel_se); 0 where the transport does not report it.
+  double iteration_se = 0;
 };
 
 struct FleetRound {

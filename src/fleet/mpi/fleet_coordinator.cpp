@@ -256,6 +256,7 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
   // And where the noise hid gaps of the size --slow-factor asks for at all: a node that slow
   // would not have been named, and silence must not read as "at speed" (issue 32).
   std::vector<GroupSpeed> judged;
+  std::vector<double> iteration_se;
   for (const FleetRound& r : v.rounds) {
     for (const FleetGroupRecord& g : r.groups) {
       GroupSpeed s;
@@ -265,9 +266,11 @@ FleetExit coordinate(FleetRun& run, const LocalReport& own) {
       s.groups_compared = g.groups_compared;
       s.noise = g.noise;
       judged.push_back(s);
+      iteration_se.push_back(g.iteration_se);
     }
   }
-  if (const std::string note = speed_resolution_note(judged, args.slow_factor); !note.empty()) {
+  if (const std::string note = speed_resolution_note(judged, iteration_se, args.slow_factor);
+      !note.empty()) {
     v.notes.push_back(note);
   }
 

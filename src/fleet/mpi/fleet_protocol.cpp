@@ -281,6 +281,7 @@ std::string encode(const WorkReport& r) {
                    {"seconds", finite_or_zero(w.seconds)},
                    {"busbw_gbps", finite_or_zero(w.busbw_gbps)},
                    {"unslowed_busbw_gbps", finite_or_zero(w.unslowed_busbw_gbps)},
+                   {"busbw_rel_se", finite_or_zero(w.busbw_rel_se)},
                    {"busbw_by_size", sizes},
                    {"corrupt_from", corrupt},
                    {"verified", w.verified},
@@ -298,13 +299,15 @@ std::optional<WorkReport> decode_work(const std::string& text_in) {
     const auto seconds = finite(member(*j, "seconds"), 0.0, kMaxSeconds);
     const auto busbw = finite(member(*j, "busbw_gbps"), 0.0, kMaxGbps);
     const auto unslowed = finite(member(*j, "unslowed_busbw_gbps"), 0.0, kMaxGbps);
+    const auto rel_se = finite(member(*j, "busbw_rel_se"), 0.0, 100.0);
     const auto verified = flag(member(*j, "verified"));
     const auto abandoned = flag(member(*j, "thread_abandoned"));
     const Json* by_size = member(*j, "busbw_by_size");
     const Json* corrupt = member(*j, "corrupt_from");
-    if (!round || !status || !error || !seconds || !busbw || !unslowed || !verified || !abandoned ||
-        by_size == nullptr || !by_size->is_array() || by_size->size() > kMaxReportSizes ||
-        corrupt == nullptr || !corrupt->is_array() || corrupt->size() > kMaxCorruptSources) {
+    if (!round || !status || !error || !seconds || !busbw || !unslowed || !rel_se || !verified ||
+        !abandoned || by_size == nullptr || !by_size->is_array() ||
+        by_size->size() > kMaxReportSizes || corrupt == nullptr || !corrupt->is_array() ||
+        corrupt->size() > kMaxCorruptSources) {
       return std::nullopt;
     }
     WorkReport r;
@@ -314,6 +317,7 @@ std::optional<WorkReport> decode_work(const std::string& text_in) {
     r.work.seconds = *seconds;
     r.work.busbw_gbps = *busbw;
     r.work.unslowed_busbw_gbps = *unslowed;
+    r.work.busbw_rel_se = *rel_se;
     r.work.verified = *verified;
     r.work.thread_abandoned = *abandoned;
     for (const Json& pair : *by_size) {

@@ -196,6 +196,7 @@ RoundResult RoundDriver::run_round(const RoundPlan& plan, const std::set<int>& s
         min_busbw = min_busbw < 0 ? w->busbw_gbps : std::min(min_busbw, w->busbw_gbps);
         const double unslowed = w->unslowed_busbw_gbps > 0 ? w->unslowed_busbw_gbps : w->busbw_gbps;
         drilled = drilled || w->unslowed_busbw_gbps > 0;
+        record.iteration_se = std::max(record.iteration_se, w->busbw_rel_se);
         min_unslowed = min_unslowed < 0 ? unslowed : std::min(min_unslowed, unslowed);
       }
     }

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -69,6 +70,22 @@ Wait wait_all(std::vector<MPI_Request>& requests, SteadyClock::time_point deadli
 double median_in_place(std::vector<double>& values) {
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
   return values[values.size() / 2];
+}
+
+// The relative standard error of the median of `times` (seconds, all > 0): a robust standard
+// deviation of their logarithms (1.4826 x MAD) times the median's efficiency factor 1.2533,
+// over sqrt(n). On a shared CPU one group's iterations scatter by more than three other groups
+// agree (issue 32), so this bounds what a run can resolve.
+double median_relative_se(const std::vector<double>& times) {
+  if (times.size() < 2) return 0;
+  std::vector<double> logs;
+  for (double t : times) logs.push_back(std::log(std::max(t, 1e-12)));
+  std::vector<double> sorted = logs;
+  const double centre = median_in_place(sorted);
+  std::vector<double> deviations;
+  for (double l : logs) deviations.push_back(std::fabs(l - centre));
+  const double mad = median_in_place(deviations);
+  return 1.2533 * 1.4826 * mad / std::sqrt(static_cast<double>(times.size()));
 }
 
 // Sends `bytes` of the exchange's contribution to every other member and receives theirs
@@ -183,6 +200,7 @@ class HostTransport final : public GroupTransport {
           if (wrong > 0) work.corrupt_from[task.members[m]] += wrong;
         }
       }
+      work.busbw_rel_se = median_relative_se(timed);
       const double busbw = allgather_busbw_gbps(bytes, n, median_in_place(timed));
       work.busbw_by_size.emplace_back(bytes, busbw);
       work.busbw_gbps = busbw;

@@ -50,6 +50,10 @@ struct GroupWork {
   // The allgather-slow drill's rank only: its figure of the same iterations before its pacing
   // (0 elsewhere), so the verdict can show the factor the drill delivered.
   double unslowed_busbw_gbps = 0;
+  // How precisely busbw_gbps is known from this member's own iterations: the standard error of
+  // their median, relative (1.2533 x 1.4826 x the MAD of their logarithms / sqrt(iterations));
+  // 0 where the transport does not time iterations apart.
+  double busbw_rel_se = 0;
   std::map<int, std::uint64_t> corrupt_from;  // source world rank -> bytes/elements wrong here
   bool verified = false;                      // every received byte was checked
   bool thread_abandoned = false;              // a worker stuck in the driver was left behind
