@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <map>
 #include <stdexcept>
+#include <utility>
+
+#include "model/stats.hpp"
 
 namespace preflight {
 namespace {
@@ -15,16 +18,11 @@ bool measured(double v) {
 }
 
 double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  if (n == 0) return 0;
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+  return summarize(std::move(values)).median;
 }
 
-// The robust spread of the logarithms of the comparable groups other than the judged one (one
-// value equal to `judged` is left out): kMadToSigma x their MAD. Left out so that a slow group
-// does not widen the noise it is measured against; logarithms because bandwidth noise is a
-// factor, and a gap in them is not capped at 100%.
+// log_spread() of the comparable groups other than the judged one (one value equal to `judged`
+// is left out), so that a slow group does not widen the noise it is measured against.
 double log_noise_without(const std::vector<double>& values, double judged) {
   std::vector<double> others;
   bool skipped = false;
@@ -33,13 +31,9 @@ double log_noise_without(const std::vector<double>& values, double judged) {
       skipped = true;
       continue;
     }
-    others.push_back(std::log(v));
+    others.push_back(v);
   }
-  if (others.empty()) return 0;
-  const double m = median_of(others);
-  std::vector<double> deviations;
-  for (double v : others) deviations.push_back(std::fabs(v - m));
-  return kMadToSigma * median_of(deviations);
+  return log_spread(others);
 }
 
 }  // namespace

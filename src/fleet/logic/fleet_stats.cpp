@@ -21,6 +21,16 @@ struct Sample {
 
 }  // namespace
 
+double log_spread(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  std::vector<double> logs;
+  for (double v : values) logs.push_back(std::log(v));
+  const double centre = summarize(logs).median;
+  std::vector<double> deviations;
+  for (double l : logs) deviations.push_back(std::fabs(l - centre));
+  return kMadToSigma * summarize(deviations).median;
+}
+
 std::vector<FigureStraggler> figure_stragglers(
     const std::vector<std::vector<std::pair<std::string, double>>>& figures_per_node,
     double min_percent, double mad_k) {

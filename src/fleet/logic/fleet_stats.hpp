@@ -12,6 +12,12 @@ namespace preflight {
 // fleet_speed.hpp).
 inline constexpr double kMadToSigma = 1.4826;
 
+// kMadToSigma x the median absolute deviation of the logarithms of `values` (all > 0; 0 for
+// none): the robust spread of figures whose noise is a factor (0.1 is about 10%), where a gap is
+// not capped at 100%. The fleet rounds' group noise (fleet_speed.cpp) and the host transport's
+// error of a group's figure from its own iterations.
+double log_spread(const std::vector<double>& values);
+
 struct FigureStraggler {
   int node = 0;  // index into figures_per_node
   std::string figure;

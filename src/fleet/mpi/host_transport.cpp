@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "fleet/logic/fleet_stats.hpp"
 #include "fleet/mpi/mpi_link.hpp"
 #include "fleet/mpi/transport.hpp"
 #include "model/abandoned.hpp"
@@ -72,20 +73,15 @@ double median_in_place(std::vector<double>& values) {
   return values[values.size() / 2];
 }
 
-// The relative standard error of the median of `times` (seconds, all > 0): a robust standard
-// deviation of their logarithms (1.4826 x MAD) times the median's efficiency factor 1.2533,
-// over sqrt(n). On a shared CPU one group's iterations scatter by more than three other groups
-// agree (issue 32), so this bounds what a run can resolve.
+// The relative standard error of the median of `times` (seconds): their log_spread() times the
+// median's efficiency factor sqrt(pi / 2) = 1.2533, over sqrt(n). On a shared CPU one group's
+// iterations scatter by more than three other groups agree (issue 32), so this bounds what a
+// run can resolve.
 double median_relative_se(const std::vector<double>& times) {
   if (times.size() < 2) return 0;
-  std::vector<double> logs;
-  for (double t : times) logs.push_back(std::log(std::max(t, 1e-12)));
-  std::vector<double> sorted = logs;
-  const double centre = median_in_place(sorted);
-  std::vector<double> deviations;
-  for (double l : logs) deviations.push_back(std::fabs(l - centre));
-  const double mad = median_in_place(deviations);
-  return 1.2533 * 1.4826 * mad / std::sqrt(static_cast<double>(times.size()));
+  std::vector<double> positive;
+  for (double t : times) positive.push_back(std::max(t, 1e-12));
+  return 1.2533 * log_spread(positive) / std::sqrt(static_cast<double>(times.size()));
 }
 
 // Sends `bytes` of the exchange's contribution to every other member and receives theirs
