@@ -17,6 +17,7 @@ namespace preflight {
 struct FindingSpec {
   std::string_view code;
   Severity severity;
+  Action action;  // the recommended action, required for every code
   std::string_view meaning;
   std::string_view remediation;
   Blame blame = Blame::node;

@@ -19,9 +19,18 @@ enum class Severity { info, warn, fail };
 // whose failures all blame the tool has status error, so the verdict's exit code is 3, not 1:
 // an admin fixes the package, not the node (docs/verdict.md).
 enum class Blame { node, tool };
+// What an operator (or a Slurm hook) should do about a finding, machine-readable: the least
+// that clears it (docs/findings.md, "Recommended action"). For Xid events the buckets of
+// NVIDIA's Xid catalogue; for the other codes set per code in its table. Ordered by weight: a
+// node's action is the heaviest of its findings'.
+enum class Action { none, restart_job, reset_gpu, reboot, service };
+inline constexpr Action kAllActions[] = {Action::none, Action::restart_job, Action::reset_gpu,
+                                         Action::reboot, Action::service};
 
 std::string_view to_string(Status status);
 std::string_view to_string(Severity severity);
+std::string_view to_string(Action action);  // "none", "restart_job", "reset_gpu", ...
+std::optional<Action> parse_action(std::string_view text);
 
 // Documented exit codes (README, docs/verdict.md).
 enum ExitCode : int {
@@ -48,6 +57,8 @@ struct Finding {
   // Set from the code's catalogue entry by make_finding (catalogue.hpp). Not written to the
   // verdict, whose code says it: `preflight judge` sets it again from the catalogue.
   Blame blame = Blame::node;
+  // From the code's catalogue entry (make_finding); written to the verdict as "action".
+  Action action = Action::none;
 
   // Attaches the measured value the finding is about, its unit and the limit it crossed.
   Finding& measured(double measured_value, std::string value_unit,

@@ -49,6 +49,7 @@ Finding make_finding(const FindingTable& table, std::string_view code, std::stri
   f.code = std::string(spec->code);
   f.severity = spec->severity;
   f.blame = spec->blame;
+  f.action = spec->action;
   f.entity = std::move(entity);
   f.message = std::move(message);
   f.remediation = std::string(spec->remediation);

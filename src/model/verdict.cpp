@@ -33,6 +33,29 @@ std::string_view to_string(Severity severity) {
   return "fail";
 }
 
+std::string_view to_string(Action action) {
+  switch (action) {
+    case Action::none:
+      return "none";
+    case Action::restart_job:
+      return "restart_job";
+    case Action::reset_gpu:
+      return "reset_gpu";
+    case Action::reboot:
+      return "reboot";
+    case Action::service:
+      return "service";
+  }
+  return "service";
+}
+
+std::optional<Action> parse_action(std::string_view text) {
+  for (Action a : kAllActions) {
+    if (text == to_string(a)) return a;
+  }
+  return std::nullopt;
+}
+
 Finding& Finding::measured(double measured_value, std::string value_unit,
                            std::optional<double> limit) {
   value = measured_value;

@@ -25,6 +25,7 @@ Json finding_json(const Finding& f) {
   j["unit"] = f.unit;
   j["threshold"] = number_or_null(f.threshold);
   j["remediation"] = f.remediation;
+  j["action"] = std::string(to_string(f.action));
   j["injected"] = f.injected;
   j["judged"] = f.judged;
   return j;

@@ -46,6 +46,12 @@ Finding finding_of(const Fields& f) {
   out.unit = f.text("unit");
   out.threshold = f.number("threshold");
   out.remediation = f.text("remediation");
+  // Absent in verdicts of versions before it: the catalogue's, set again by `preflight judge`.
+  if (const std::string action = f.text("action"); !action.empty()) {
+    const std::optional<Action> parsed = parse_action(action);
+    if (!parsed) f.fail("action", "unknown action \"" + printable(action) + "\"");
+    out.action = *parsed;
+  }
   out.injected = f.flag("injected").value_or(false);
   out.judged = f.flag("judged").value_or(false);
   return out;

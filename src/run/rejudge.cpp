@@ -102,7 +102,10 @@ Verdict rejudge(const Verdict& recorded, const CheckRegistry& registry,
   const auto judge_all = [&](std::vector<CheckResult>& checks, bool count) {
     for (CheckResult& c : checks) {
       for (Finding& f : c.findings) {
-        if (const FindingSpec* spec = catalogue.find(f.code)) f.blame = spec->blame;
+        if (const FindingSpec* spec = catalogue.find(f.code)) {
+          f.blame = spec->blame;
+          f.action = spec->action;
+        }
       }
       const Check* check = registry.find(c.name);
       const bool done = check != nullptr && rejudge_check(c, *check, *settings.thresholds, faults,

@@ -148,10 +148,10 @@ TEST_CASE("catalogue: codes are unique, well formed and fully described") {
 }
 
 TEST_CASE("catalogue: a code declared by two tables is refused when the check registers") {
-  static const FindingTable stolen{
-      "thief",
-      "docs/findings.md",
-      {{"MIG_ENABLED", Severity::warn, "declared again here", "none, this is a test"}}};
+  static const FindingTable stolen{"thief",
+                                   "docs/findings.md",
+                                   {{"MIG_ENABLED", Severity::warn, Action::none,
+                                     "declared again here", "none, this is a test"}}};
   class Thief final : public Check {
    public:
     Thief() {

@@ -11,23 +11,23 @@ const FindingTable& bandwidth_findings() {
       "bandwidth",
       "docs/checks/bandwidth.md",
       {
-          {"BANDWIDTH_DATA_MISMATCH", Severity::fail,
+          {"BANDWIDTH_DATA_MISMATCH", Severity::fail, Action::service,
            "Bytes that a bandwidth measurement copied arrived changed: the copy path (PCIe, "
            "NVLink or memory) corrupted data.",
            "Drain the node; check `dmesg` for Xid and AER errors and `nvidia-smi -q -d ECC`; "
            "rerun the check to confirm; reseat or RMA the component on the path named in the "
            "message."},
-          {"BANDWIDTH_CUDA_ERROR", Severity::fail,
+          {"BANDWIDTH_CUDA_ERROR", Severity::fail, Action::service,
            "A CUDA call failed while a bandwidth check copied or tested memory on this GPU or "
            "pair.",
            "Check `dmesg` for Xid errors; if the message says out of memory, free the memory "
            "another process holds; otherwise reset the GPU or reboot and rerun."},
-          {"BANDWIDTH_GPU_NOT_TESTED", Severity::warn,
+          {"BANDWIDTH_GPU_NOT_TESTED", Severity::warn, Action::none,
            "CUDA cannot use this GPU, so its copies and memory were not measured: it is "
            "unverified.",
            "Fix why CUDA cannot see the GPU (inventory reports it: CUDA_VISIBLE_DEVICES, Xid "
            "errors, a GPU lost to the driver), then rerun."},
-          {"BANDWIDTH_TIMEOUT", Severity::fail,
+          {"BANDWIDTH_TIMEOUT", Severity::fail, Action::service,
            "Copies or memory tests on this GPU or pair did not complete before the check's "
            "deadline: the GPU, the link or the driver hung.",
            "Check `dmesg` for Xid errors and whether nvidia-smi still answers; drain the node "

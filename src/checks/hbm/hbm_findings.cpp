@@ -10,18 +10,18 @@ const FindingTable& hbm_findings() {
       "hbm",
       "docs/checks/hbm.md",
       {
-          {"HBM_BANDWIDTH_LOW", Severity::fail,
+          {"HBM_BANDWIDTH_LOW", Severity::fail, Action::service,
            "The GPU's device-local copy bandwidth (memory traffic, read plus write) is below the "
            "failure share of the SKU's memory bandwidth.",
            "Check clocks and slowdown reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`): a memory "
            "clock held low points to thermal or power limits; drain and RMA the GPU if it "
            "repeats on an idle, cool GPU."},
-          {"HBM_BANDWIDTH_MARGINAL", Severity::warn,
+          {"HBM_BANDWIDTH_MARGINAL", Severity::warn, Action::none,
            "The GPU's device-local copy bandwidth is below the warning share of the SKU's memory "
            "bandwidth.",
            "Check clocks and slowdown reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`) and rerun "
            "`preflight run --checks hbm`."},
-          {"HBM_PATTERN_MISMATCH", Severity::fail,
+          {"HBM_PATTERN_MISMATCH", Severity::fail, Action::service,
            "GPU memory did not hold the words written to it: the pattern test read back bad "
            "words; the message gives their count and address ranges.",
            "Drain the node; check ECC counters and row remapping (`nvidia-smi -q -d "
