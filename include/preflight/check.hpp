@@ -102,6 +102,10 @@ struct CheckContext {
   // What the planner asked of this check (its share of the run's time, the node's shape, the
   // rotation): run() sizes its work with plan_work(work), the plan the run recorded.
   WorkRequest work;
+  // --state-dir: where this node's state between runs is kept (the kernel log's cursor); empty
+  // when none was given. A check reads its own files there; what it wants written goes in
+  // CheckResult::state_if_healthy, written by the app only when the verdict is healthy.
+  std::string state_dir;
 
   bool cancelled() const { return cancel && cancel->load(); }
   // The planner's request for this check (its seconds, the node's shape, the rotation) with the

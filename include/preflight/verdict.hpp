@@ -108,6 +108,14 @@ struct CheckPlanRecord {
   std::vector<std::string> covered;  // the pairs this run covered, when rotated
 };
 
+// A file a check keeps in the state directory (--state-dir), to be written there when the
+// run's verdict is healthy: the kernel log's cursor moves past events only once a run judged
+// the node healthy. Not part of the verdict.
+struct StateUpdate {
+  std::string file;  // a plain name inside the state directory ("kernel-log-cursor")
+  std::string content;
+};
+
 struct CheckResult {
   std::string name;
   Status status = Status::pass;
@@ -118,7 +126,8 @@ struct CheckResult {
   Metrics metrics;
   std::vector<Matrix> matrices;
   Readings readings;
-  std::optional<CheckPlanRecord> plan;  // nullopt: the check was never planned (not run)
+  std::optional<CheckPlanRecord> plan;        // nullopt: the check was never planned (not run)
+  std::vector<StateUpdate> state_if_healthy;  // written by the app when the verdict is healthy
 
   void add_metric(std::string entity, std::string metric, double value, std::string unit) {
     metrics.push_back({std::move(entity), std::move(metric), value, std::move(unit)});
@@ -231,6 +240,8 @@ struct Verdict {
   Status verdict = Status::pass;  // pass, warn or fail
   int exit_code = kExitHealthy;
   std::string reason;
+  // The heaviest action of the warn and fail findings (node_action), set by aggregate.
+  Action action = Action::none;
   std::vector<std::string> injected_faults;
   std::vector<Finding> findings;  // run-level findings (discovery, interruption), entity node
   std::vector<CheckResult> checks;
@@ -247,9 +258,13 @@ struct Verdict {
 // The aggregation rule: any check with status fail or error, or any run-level finding of
 // severity fail, gives fail; else any warn gives warn; else pass. Exit code: fail -> 1, except
 // that a fail caused only by tool errors (status error) -> 3; warn -> 0, or 1 with strict.
-// Fills verdict, exit_code and reason. A repeated run's reason starts with "pass K/N: ", K being
-// burnin->reported_pass.
+// Fills verdict, exit_code, reason and action. A repeated run's reason starts with "pass K/N: ",
+// K being burnin->reported_pass.
 void aggregate(Verdict& verdict, bool strict);
+
+// The node's recommended action: the heaviest action of the warn and fail findings of the run
+// and of its checks; info findings do not count (docs/findings.md, "Recommended action").
+Action node_action(const Verdict& verdict);
 
 // A drain-safe one-line reason: printable ASCII, no quotes, backslashes or newlines, at most
 // 200 characters.

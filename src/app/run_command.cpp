@@ -131,6 +131,25 @@ double seconds_since(SteadyClock::time_point t) {
   return std::chrono::duration<double>(SteadyClock::now() - t).count();
 }
 
+// What the checks keep between runs (the kernel log's cursor), written once a run judged the
+// node healthy, from its last pass: a run that failed leaves the state as it was, so the events
+// it saw count again in the next run. A drill judges nothing real and keeps nothing. A state
+// file that cannot be written is said on stderr; the verdict stands.
+void keep_healthy_state(const Verdict& pass, const std::string& state_dir) {
+  if (state_dir.empty() || !pass.injected_faults.empty()) return;
+  for (const CheckResult& c : pass.checks) {
+    for (const StateUpdate& update : c.state_if_healthy) {
+      const std::string path = state_dir + "/" + update.file;
+      try {
+        write_file_atomically(path, update.content);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "preflight: --state-dir: cannot keep %s: %s\n", update.file.c_str(),
+                     e.what());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 CommandResult run_command(const Invocation& inv, int argc, const char* const* argv) {
@@ -189,6 +208,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   settings.rotation = rotation.value;
   settings.rotation_from = rotation.from;
   settings.timeout_given = args.timeout_s.has_value();
+  settings.state_dir = args.state_dir;
   // Discovery gets what the checks' floors leave, at most 20 s.
   settings.discovery_budget =
       seconds(std::max<long long>(1, static_cast<long long>(before.discovery_deadline_s)));
@@ -265,7 +285,9 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   if (progress) progress->finish();
   // A thread left behind may still use an engine: never destroy them under it.
   if (abandoned) engines.release();
-  return {deliver(final_verdict(passes, stopped_by), args, figures), abandoned};
+  Verdict verdict = final_verdict(passes, stopped_by);
+  if (verdict.exit_code == kExitHealthy) keep_healthy_state(passes.back(), args.state_dir);
+  return {deliver(std::move(verdict), args, figures), abandoned};
 }
 
 }  // namespace preflight

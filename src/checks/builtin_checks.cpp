@@ -1,5 +1,6 @@
-// The one place that knows which checks this binary has. The checks (inventory, gemm, pcie,
-// nvlink, hbm, nccl, rdma) register here, in the order they run.
+// The one place that knows which checks this binary has. The checks (inventory, events, gemm,
+// pcie, nvlink, hbm, nccl, rdma) register here, in the order they run.
+#include "checks/events/events_check.hpp"
 #include "checks/gemm/gemm_check.hpp"
 #include "checks/hbm/hbm_check.hpp"
 #include "checks/inventory/inventory_check.hpp"
@@ -13,6 +14,7 @@ namespace preflight {
 
 void register_builtin_checks(CheckRegistry& registry) {
   registry.add(std::make_unique<InventoryCheck>());
+  registry.add(std::make_unique<EventsCheck>());
   registry.add(std::make_unique<GemmCheck>());
   registry.add(std::make_unique<PcieCheck>());
   registry.add(std::make_unique<NvlinkCheck>());

@@ -298,6 +298,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     ctx->options = options.get();
     ctx->abandoned_threads = std::make_shared<std::atomic<int>>(0);
     ctx->work = base;
+    ctx->state_dir = settings.state_dir;
     ctx->work.seconds = allotted[i].work_s;
     const auto start = SteadyClock::now();
     // Its share of what is left: time a check before it did not use goes to those after it.

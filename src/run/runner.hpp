@@ -118,6 +118,7 @@ struct RunSettings {
   std::uint64_t rotation = 0;
   std::string rotation_from = "none";
   bool timeout_given = false;
+  std::string state_dir;  // --state-dir (CheckContext::state_dir); empty: none
   // Every threshold key of the binary (CheckRegistry::threshold_specs()): a check may read a
   // key of another (pcie reads inventory's expected link), and the verdict records them all.
   // Required.
