@@ -263,6 +263,15 @@ Invocation parse_command_line(int argc, const char* const* argv,
   judge->add_flag("--strict", inv.judge.strict, "treat warnings as unhealthy (exit 1)");
   judge->add_flag("--no-color{false}", inv.judge.colour, "no colours in the table");
 
+  CLI::App* acknowledge = app.add_subcommand(
+      "acknowledge",
+      "Acknowledge the kernel events logged so far (after a GPU reset or a repair): later runs "
+      "with this --state-dir count only events logged after now (docs/checks/events.md)");
+  acknowledge
+      ->add_option("--state-dir", inv.acknowledge.state_dir,
+                   "the state directory the runs use (the Slurm hooks' PREFLIGHT_STATE_DIR)")
+      ->required();
+
   const auto fail = [&inv](const std::string& what) {
     inv.command = Command::message;
     inv.message = "preflight: " + what + " (see 'preflight --help')";
@@ -273,9 +282,9 @@ Invocation parse_command_line(int argc, const char* const* argv,
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "list" && first != "thresholds" && first != "fleet" &&
-        first != "report" && first != "judge" && first != "plan") {
+        first != "report" && first != "judge" && first != "plan" && first != "acknowledge") {
       return fail("unknown command '" + first +
-                  "' (known: run, fleet, plan, list, thresholds, report, judge)");
+                  "' (known: run, fleet, plan, list, thresholds, report, judge, acknowledge)");
     }
   }
 
@@ -285,7 +294,7 @@ Invocation parse_command_line(int argc, const char* const* argv,
     inv.command = Command::message;
     // Help for the subcommand the user asked about, if any.
     const CLI::App* target = &app;
-    for (const CLI::App* sub : {run, fleet, plan, list, thresholds, report, judge}) {
+    for (const CLI::App* sub : {run, fleet, plan, list, thresholds, report, judge, acknowledge}) {
       if (sub->parsed()) target = sub;
     }
     // Top-level help shows every subcommand's options, so `preflight --help` is complete.
@@ -376,6 +385,9 @@ Invocation parse_command_line(int argc, const char* const* argv,
       return fail("--json -: one verdict file only (give a directory for several)");
     }
     inv.command = Command::judge;
+  } else if (acknowledge->parsed()) {
+    if (inv.acknowledge.state_dir.empty()) return fail("--state-dir: empty path");
+    inv.command = Command::acknowledge;
   } else {
     inv.command = Command::thresholds;
   }

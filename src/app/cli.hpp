@@ -13,7 +13,7 @@
 
 namespace preflight {
 
-enum class Command { run, list, thresholds, fleet, report, judge, plan, message };
+enum class Command { run, list, thresholds, fleet, report, judge, plan, acknowledge, message };
 
 // `preflight run`: NodeArgs plus the strictness, burn-in and Prometheus output of one node.
 struct RunArgs : NodeArgs {
@@ -62,8 +62,15 @@ struct JudgeArgs {
   bool colour = true;
 };
 
+// `preflight acknowledge --state-dir DIR`: the kernel events logged so far stop counting
+// (docs/checks/events.md, "Which events count").
+struct AcknowledgeArgs {
+  std::string state_dir;
+};
+
 struct Invocation {
   Command command = Command::message;
+  AcknowledgeArgs acknowledge;
   RunArgs run;
   FleetArgs fleet;
   ThresholdsArgs thresholds;

@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
         return finish(judge_command(inv));
       case Command::plan:
         return finish(plan_command(inv));
+      case Command::acknowledge:
+        return finish(acknowledge_command(inv));
     }
   } catch (const InvalidInput& e) {
     std::cerr << "preflight: " << e.what() << '\n';

@@ -5,6 +5,22 @@
 
 namespace preflight {
 
+namespace {
+
+// A kernel message for the verdict: printable ASCII, anything else (control bytes, bytes of a
+// character the cut at kMaxEventText split, binary garbage) as '?', so it is always valid JSON
+// text and one line.
+std::string plain_text(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7e) c = '?';
+  }
+  return out;
+}
+
+}  // namespace
+
 KernelLogPaths KernelLogPaths::from_environment() {
   KernelLogPaths paths;
   if (const char* kmsg = std::getenv("PREFLIGHT_KMSG_PATH"); kmsg != nullptr && *kmsg != '\0') {
@@ -114,7 +130,7 @@ void EventCollector::add(const LogRecord& record) {
     g.device = event->device;
     g.first_seq = record.seq;
     if (record.usec) g.first_s = static_cast<double>(*record.usec) / 1e6;
-    g.text = std::string(record.text.substr(0, kMaxEventText));
+    g.text = plain_text(record.text.substr(0, kMaxEventText));
     it = index_.emplace(key, groups_.size()).first;
     groups_.push_back(std::move(g));
   }

@@ -11,8 +11,8 @@ const ThresholdSpecs& events_thresholds() {
   // own and takes the same figure (docs/thresholds.md).
   static const ThresholdSpecs specs = {
       {"events.window_hours", "h",
-       "without a cursor in --state-dir, kernel events of the last this many hours count", 0,
-       24 * 365, false, 24},
+       "without a cursor in --state-dir, kernel events of the last this many hours count", 0, 8760,
+       false, 24},
       {"events.mce_corrected_warn", "count",
        "corrected machine checks at or above this in the part of the log judged warn", 1, 1e9, true,
        10},
