@@ -125,6 +125,7 @@ void read_gpu_health(const NvmlLibrary& nvml, GpuReading& gpu) {
     gpu.foreign_processes = processes->count;
     gpu.foreign_memory_mib = processes->memory_mib;
   }
+  gpu.recovery_action = nvml.recovery_action(*device, errors);
 }
 
 // Gives each GPU the CUDA ordinal with the same PCI address. CUDA numbers devices fastest

@@ -43,6 +43,14 @@ constexpr NvLinkDeviceType kNvLinkDeviceTypeIbmNpu = 0x01;
 constexpr NvLinkDeviceType kNvLinkDeviceTypeSwitch = 0x02;
 constexpr NvLinkDeviceType kNvLinkDeviceTypeUnknown = 0xFF;
 constexpr unsigned long long kValueNotAvailable = ~0ULL;
+// nvmlDeviceGetFieldValues: the field asked for, and how its value is typed (nvmlValueType_t).
+constexpr unsigned kFiDevGetGpuRecoveryAction = 230;  // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
+constexpr int kValueTypeUnsignedInt = 1;
+constexpr int kValueTypeUnsignedLong = 2;
+constexpr int kValueTypeUnsignedLongLong = 3;
+constexpr int kValueTypeSignedLongLong = 4;
+constexpr int kValueTypeSignedInt = 5;
+constexpr int kValueTypeUnsignedShort = 6;
 
 struct PciInfo {  // nvmlPciInfo_t (as filled by nvmlDeviceGetPciInfo_v3)
   char busIdLegacy[16];
@@ -67,6 +75,25 @@ struct ProcessInfo {  // nvmlProcessInfo_t, as used by the _v2 and _v3 process q
   unsigned int computeInstanceId;
 };
 
+struct FieldValue {  // nvmlFieldValue_t
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  int valueType;      // nvmlValueType_t
+  Return nvmlReturn;  // this field's own result
+  union {             // nvmlValue_t
+    double dVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    long long sllVal;
+    int siVal;
+    unsigned short usVal;
+  } value;
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes on LP64");
+
 using Device = nvmlDevice_st*;
 using InitFn = Return (*)();
 using ErrorStringFn = const char* (*)(Return);
@@ -89,6 +116,7 @@ using NvLinkStateFn = Return (*)(Device, unsigned, EnableState*);
 using NvLinkRemotePciFn = Return (*)(Device, unsigned, PciInfo*);
 using NvLinkRemoteTypeFn = Return (*)(Device, unsigned, NvLinkDeviceType*);
 using ProcessesFn = Return (*)(Device, unsigned*, ProcessInfo*);
+using FieldValuesFn = Return (*)(Device, int, FieldValue*);
 }  // namespace abi
 
 constexpr const char* kDefaultLibrary = "libnvidia-ml.so.1";
@@ -144,6 +172,16 @@ static_assert(sizeof(abi::Memory) == sizeof(nvmlMemory_t));
 static_assert(sizeof(abi::ProcessInfo) == sizeof(nvmlProcessInfo_t));
 static_assert(offsetof(abi::ProcessInfo, usedGpuMemory) ==
               offsetof(nvmlProcessInfo_t, usedGpuMemory));
+static_assert(sizeof(abi::FieldValue) == sizeof(nvmlFieldValue_t));
+static_assert(offsetof(abi::FieldValue, valueType) == offsetof(nvmlFieldValue_t, valueType));
+static_assert(offsetof(abi::FieldValue, nvmlReturn) == offsetof(nvmlFieldValue_t, nvmlReturn));
+static_assert(offsetof(abi::FieldValue, value) == offsetof(nvmlFieldValue_t, value));
+static_assert(abi::kValueTypeUnsignedInt == NVML_VALUE_TYPE_UNSIGNED_INT);
+static_assert(abi::kValueTypeSignedInt == NVML_VALUE_TYPE_SIGNED_INT);
+static_assert(abi::kValueTypeUnsignedShort == NVML_VALUE_TYPE_UNSIGNED_SHORT);
+#ifdef NVML_FI_DEV_GET_GPU_RECOVERY_ACTION  // nvml.h of R550 and newer
+static_assert(abi::kFiDevGetGpuRecoveryAction == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION);
+#endif
 #endif
 
 // Resolved at construction; an absent function stays null, which makes its readings
@@ -185,6 +223,7 @@ struct NvmlLibrary::Api {
   abi::NvLinkRemoteTypeFn nvlink_remote_type = get("nvmlDeviceGetNvLinkRemoteDeviceType");
   abi::ProcessesFn processes_v3 = get("nvmlDeviceGetComputeRunningProcesses_v3");
   abi::ProcessesFn processes_v2 = get("nvmlDeviceGetComputeRunningProcesses_v2");
+  abi::FieldValuesFn field_values = get("nvmlDeviceGetFieldValues");
 };
 
 std::string NvmlLibrary::library_name_from_env() {
@@ -486,6 +525,56 @@ std::optional<NvmlLibrary::Processes> NvmlLibrary::foreign_processes(Device devi
   }
   result.memory_mib = (bytes + kMiB - 1) / kMiB;  // a process holding any memory shows as >= 1
   return result;
+}
+
+std::optional<int> NvmlLibrary::recovery_action(Device device, Errors& errors) const {
+  abi::FieldValue field{};
+  field.fieldId = abi::kFiDevGetGpuRecoveryAction;
+  if (!ok_ || api_->field_values == nullptr) return std::nullopt;
+  const abi::Return status = api_->field_values(device, 1, &field);
+  // NVML documents Invalid Argument for the call only for a bad handle or array, which this one
+  // is not (other queries on it answered); a driver older than the field (before R550) answers an
+  // unknown field id with Not Supported or Invalid Argument, for the call or for the field. All
+  // of these are silent, as an absent function is.
+  if (status == abi::kErrorInvalidArgument) return std::nullopt;
+  if (!check(status, api_->error_string, "nvmlDeviceGetFieldValues", errors)) return std::nullopt;
+  if (field.nvmlReturn == abi::kErrorInvalidArgument) return std::nullopt;
+  if (!check(field.nvmlReturn, api_->error_string,
+             "nvmlDeviceGetFieldValues(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)", errors)) {
+    return std::nullopt;
+  }
+  long long value = -1;
+  switch (field.valueType) {
+    case abi::kValueTypeUnsignedInt:
+      value = field.value.uiVal;
+      break;
+    case abi::kValueTypeSignedInt:
+      value = field.value.siVal;
+      break;
+    case abi::kValueTypeUnsignedShort:
+      value = field.value.usVal;
+      break;
+    case abi::kValueTypeUnsignedLong:
+      value = static_cast<long long>(field.value.ulVal);
+      break;
+    case abi::kValueTypeUnsignedLongLong:
+      value = static_cast<long long>(field.value.ullVal);
+      break;
+    case abi::kValueTypeSignedLongLong:
+      value = field.value.sllVal;
+      break;
+    default:  // a double, or a type this code does not know
+      break;
+  }
+  // The enum is small and never negative; anything else is not a value to judge.
+  if (value < 0 || value > 0xffff) {
+    errors.push_back(
+        "nvmlDeviceGetFieldValues(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): value of "
+        "type " +
+        std::to_string(field.valueType) + " is not an action");
+    return std::nullopt;
+  }
+  return static_cast<int>(value);
 }
 
 }  // namespace preflight

@@ -103,6 +103,11 @@ class NvmlLibrary {
                                                 Errors& errors) const;
   // Compute processes on the GPU other than `self`.
   std::optional<Processes> foreign_processes(Device device, pid_t self, Errors& errors) const;
+  // The driver's own verdict on the GPU: field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION of
+  // nvmlDeviceGetFieldValues (R550 and newer), an nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU
+  // reset, 2 node reboot, 3 drain peer-to-peer, 4 drain and reset. std::nullopt, silently, where
+  // the driver lacks the function or does not know the field (older drivers).
+  std::optional<int> recovery_action(Device device, Errors& errors) const;
 
  private:
   struct Api;  // the resolved NVML functions

@@ -44,6 +44,24 @@ typedef struct {
 typedef struct {
   unsigned long long total, free, used;
 } nvmlMemory_t;
+/* nvmlFieldValue_t: 40 bytes. */
+typedef struct {
+  unsigned int fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType, nvmlReturn;
+  union {
+    double dVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    long long sllVal;
+    int siVal;
+    unsigned short usVal;
+  } value;
+} nvmlFieldValue_t;
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t is 40 bytes");
+#define FI_DEV_GET_GPU_RECOVERY_ACTION 230
+#define VALUE_TYPE_UNSIGNED_INT 1
 typedef struct {
   unsigned int pid;
   unsigned long long usedGpuMemory;
@@ -58,7 +76,7 @@ enum { V_DEVICE_ID, V_MEMORY_TOTAL, V_MIG, V_ECC, V_PERSISTENCE, V_ECC_UNC_VOL, 
        V_ECC_CORR_VOL, V_RETIRED_PENDING, V_REMAP_PENDING, V_REMAP_FAILED, V_CLOCKS,
        V_TEMPERATURE, V_PCIE_GEN, V_PCIE_MAX_LINK_GEN, V_PCIE_MAX_GPU_GEN, V_PCIE_WIDTH,
        V_PCIE_MAX_WIDTH, V_NVLINK_LINKS, V_NVLINK_ACTIVE, V_PROCESSES, V_PROCESS_MIB,
-       V_INCLUDE_SELF, V_SM_CLOCK, V_POWER, V_NVLINK_SWITCH, V_COUNT };
+       V_INCLUDE_SELF, V_SM_CLOCK, V_POWER, V_NVLINK_SWITCH, V_RECOVERY_ACTION, V_COUNT };
 static const struct { const char* key; unsigned long long value; } kValues[V_COUNT] = {
     {"device_id", 0x2330}, {"memory_total", 85520809984ULL}, {"mig", 0}, {"ecc", 1},
     {"persistence", 1}, {"ecc_uncorrected_volatile", 0}, {"ecc_uncorrected_aggregate", 0},
@@ -67,19 +85,20 @@ static const struct { const char* key; unsigned long long value; } kValues[V_COU
     {"pcie_gen", 5}, {"pcie_max_link_gen", 5}, {"pcie_max_gpu_gen", 5}, {"pcie_width", 16},
     {"pcie_max_width", 16}, {"nvlink_links", 18}, {"nvlink_active", 18}, {"processes", 0},
     {"process_memory_mib", 512}, {"include_self", 0}, {"sm_clock", 1980 /* MHz */},
-    {"power", 72000 /* mW */}, {"nvlink_switch", 0}};
+    {"power", 72000 /* mW */}, {"nvlink_switch", 0}, {"recovery_action", 0 /* none */}};
 
 /* Queries that `gpuN.error.<query>` / `gpuN.unsupported.<query>` make fail. */
 enum { Q_HANDLE, Q_NAME, Q_UUID, Q_SERIAL, Q_PCI_INFO, Q_MEMORY, Q_MIG, Q_ECC, Q_PERSISTENCE,
        Q_ECC_UNC_VOL, Q_ECC_UNC_AGG, Q_ECC_CORR_VOL, Q_RETIRED, Q_REMAPPED_ROWS, Q_CLOCKS,
        Q_TEMPERATURE, Q_PCIE_GEN, Q_PCIE_MAX_LINK_GEN, Q_PCIE_MAX_GPU_GEN, Q_PCIE_WIDTH,
-       Q_PCIE_MAX_WIDTH, Q_NVLINK, Q_PROCESSES, Q_SM_CLOCK, Q_POWER, Q_NVLINK_REMOTE, Q_COUNT };
+       Q_PCIE_MAX_WIDTH, Q_NVLINK, Q_PROCESSES, Q_SM_CLOCK, Q_POWER, Q_NVLINK_REMOTE,
+       Q_RECOVERY_ACTION, Q_COUNT };
 static const char* const kQueries[Q_COUNT] = {
     "handle", "name", "uuid", "serial", "pci_info", "memory", "mig", "ecc", "persistence",
     "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "ecc_corrected_volatile",
     "retired_pages_pending", "remapped_rows", "clocks_event_reasons", "temperature", "pcie_gen",
     "pcie_max_link_gen", "pcie_max_gpu_gen", "pcie_width", "pcie_max_width", "nvlink",
-    "processes", "sm_clock", "power", "nvlink_remote"};
+    "processes", "sm_clock", "power", "nvlink_remote", "recovery_action"};
 /* clang-format on */
 
 #define TEXT_SIZE 96
@@ -279,13 +298,19 @@ static int load_config(struct Config* c) {
   return status;
 }
 
-/* Common prologue of device queries: NVML initialized, a handle of ours, query not failing. */
-static int device_status(nvmlDevice_t device, int query) {
+/* NVML initialized and a handle of ours. */
+static int handle_status(nvmlDevice_t device) {
   if (g_config == NULL) return E_UNINITIALIZED;
   const uintptr_t first = (uintptr_t)g_config->gpu, at = (uintptr_t)device;
   if (at < first || at >= (uintptr_t)(g_config->gpu + g_config->gpus)) return E_INVALID_ARGUMENT;
   if ((at - first) % sizeof *device != 0) return E_INVALID_ARGUMENT;
-  return device->error[query];
+  return OK;
+}
+
+/* Common prologue of device queries: NVML initialized, a handle of ours, query not failing. */
+static int device_status(nvmlDevice_t device, int query) {
+  const int status = handle_status(device);
+  return status != OK ? status : device->error[query];
 }
 
 static int put_text(char* to, unsigned size, const char* text) {
@@ -555,5 +580,29 @@ int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* count,
     infos[i].computeInstanceId = 0xffffffffu;
   }
   *count = have;
+  return OK;
+}
+
+/* Only NVML_FI_DEV_GET_GPU_RECOVERY_ACTION is known: it answers gpuN.recovery_action as an
+ * unsigned int, or in its own nvmlReturn the error gpuN.error.recovery_action /
+ * gpuN.unsupported.recovery_action configure. Every other field answers Not Supported. The call
+ * itself fails only for NVML not initialized, a bad handle or array. */
+int nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t* values) {
+  const int status = handle_status(d);
+  if (status != OK) return status;
+  if (count <= 0 || values == NULL) return E_INVALID_ARGUMENT;
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t* v = &values[i];
+    v->timestamp = 0;
+    v->latencyUsec = 0;
+    v->valueType = VALUE_TYPE_UNSIGNED_INT;
+    v->value.ullVal = 0;
+    if (v->fieldId != FI_DEV_GET_GPU_RECOVERY_ACTION) {
+      v->nvmlReturn = E_NOT_SUPPORTED;
+      continue;
+    }
+    v->nvmlReturn = d->error[Q_RECOVERY_ACTION];
+    if (v->nvmlReturn == OK) v->value.uiVal = (unsigned)d->value[V_RECOVERY_ACTION];
+  }
   return OK;
 }

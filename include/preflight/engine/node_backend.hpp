@@ -54,7 +54,11 @@ struct GpuReading {
   std::optional<int> nvlink_switch_links;
   std::optional<int> foreign_processes;             // compute processes other than this one
   std::optional<std::uint64_t> foreign_memory_mib;  // GPU memory they hold
-  std::vector<std::string> read_errors;             // "nvmlDeviceGetEccMode: Unknown Error"
+  // NVML's GPU recovery action (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, R550 and newer drivers):
+  // the driver's own verdict, 0 none, 1 GPU reset, 2 node reboot, 3 drain peer-to-peer, 4 drain
+  // and reset. nullopt when not read (an older driver).
+  std::optional<int> recovery_action;
+  std::vector<std::string> read_errors;  // "nvmlDeviceGetEccMode: Unknown Error"
 
   // Responsiveness probe (filled by probe()): a kernel writes a pattern that is copied back and
   // verified, bounded by a deadline.

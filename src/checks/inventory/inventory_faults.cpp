@@ -59,6 +59,10 @@ std::vector<FaultKindSpec> inventory_fault_kinds() {
                {"GPU_NOT_VISIBLE_TO_CUDA"}),
       gpu_kind("unresponsive", "the responsiveness probe gets no answer", {"GPU_UNRESPONSIVE"}),
       gpu_kind("nvml-error", "an NVML query fails with Unknown Error", {"NVML_READ_ERROR"}),
+      gpu_kind("recovery-action",
+               "NVML's GPU recovery action reads N (1 reset, 2 reboot, 3 drain P2P, 4 drain and "
+               "reset)",
+               {"GPU_RECOVERY_RESET", "GPU_RECOVERY_REBOOT"}, FaultValue::number, 1, 255),
   };
   FaultKindSpec throttle =
       gpu_kind("throttle",
@@ -119,6 +123,7 @@ void apply_inventory_faults(const FaultPlan& faults, NodeReading& node) {
     if (fault("nvml-error")) {
       g.read_errors.push_back("nvmlDeviceGetTemperature: Unknown Error (injected)");
     }
+    if (auto f = fault("recovery-action")) g.recovery_action = static_cast<int>(*f->number);
     if (auto f = fault("throttle")) {
       g.clock_event_reasons = g.clock_event_reasons.value_or(0) | throttle_bit(f->word);
     }

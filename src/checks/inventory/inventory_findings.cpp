@@ -10,30 +10,32 @@ const FindingTable& inventory_findings() {
       "inventory",
       "docs/checks/inventory.md",
       {
-          {"NO_GPU_VISIBLE", Severity::fail, Action::service,
+          {"NO_GPU_VISIBLE", Severity::fail, Action::reboot,
            "No GPU is visible: the NVIDIA driver is not loaded or not installed, or no GPU "
            "answers.",
-           "Check nvidia-smi and lsmod | grep nvidia; install or reload the driver; if the node "
-           "has no GPUs, run with --expect-gpus 0."},
+           "Check nvidia-smi, lsmod | grep nvidia and dmesg; reboot the node to load the driver "
+           "and bring the GPUs up; if none appears, install the driver or service the node; if "
+           "the node has no GPUs, run with --expect-gpus 0."},
           {"NO_GPU_EXPECTED", Severity::info, Action::none,
            "No GPU is visible, which --expect-gpus 0 accepts; GPU checks are skipped.",
            "None needed."},
-          {"GPU_COUNT_MISMATCH", Severity::fail, Action::service,
+          {"GPU_COUNT_MISMATCH", Severity::fail, Action::reboot,
            "The number of GPUs visible differs from --expect-gpus (a GPU fell off the bus, or the "
            "expectation is wrong).",
-           "Compare nvidia-smi -L and lspci | grep -i nvidia; a missing GPU usually needs a "
-           "reboot or hardware service."},
-          {"GPU_MISSING_FROM_DRIVER", Severity::fail, Action::service,
+           "Compare nvidia-smi -L and lspci | grep -i nvidia; reboot the node to bring a missing "
+           "GPU back, and service it if it stays missing (or correct --expect-gpus)."},
+          {"GPU_MISSING_FROM_DRIVER", Severity::fail, Action::reboot,
            "The PCI bus shows more NVIDIA GPUs than the driver lists: a GPU has fallen off the "
            "bus or failed to initialise.",
-           "Check dmesg for Xid 79 (fallen off the bus) or RmInitAdapter failures; reset the GPU "
-           "or reboot; service the GPU if it does not come back."},
+           "Check dmesg for Xid 79 (fallen off the bus) or RmInitAdapter failures; reboot the "
+           "node (the driver cannot reset a GPU it does not list); service the GPU if it does "
+           "not come back."},
           {"NVML_UNAVAILABLE", Severity::warn, Action::none,
            "GPUs are visible to CUDA but NVML could not be loaded, so their health could not be "
            "read.",
            "Install the driver's NVML library (libnvidia-ml.so.1) or set PREFLIGHT_NVML_LIBRARY "
            "to its path."},
-          {"CUDA_DRIVER_TOO_OLD", Severity::fail, Action::service,
+          {"CUDA_DRIVER_TOO_OLD", Severity::fail, Action::none,
            "The NVIDIA driver supports an older CUDA than this preflight package was built with, "
            "so no GPU can be used by it. A tool-installation problem, not a node fault: exit 3.",
            "Install the preflight package built for the driver's CUDA (preflight-cuda12 for R525 "
@@ -45,7 +47,7 @@ const FindingTable& inventory_findings() {
            "or a broken installation).",
            "Check the CUDA driver version against the runtime preflight was built with; update "
            "the driver or reinstall it."},
-          {"GPU_NOT_VISIBLE_TO_CUDA", Severity::fail, Action::service,
+          {"GPU_NOT_VISIBLE_TO_CUDA", Severity::fail, Action::reset_gpu,
            "NVML lists this GPU but CUDA does not see it, so no workload can use it.",
            "Unset CUDA_VISIBLE_DEVICES for preflight; otherwise check dmesg for Xid errors and "
            "reset the GPU."},
@@ -60,17 +62,18 @@ const FindingTable& inventory_findings() {
            "The node has GPUs of more than one model; thresholds follow the first GPU.",
            "Confirm the node is meant to be mixed; otherwise a GPU was swapped for the wrong "
            "part."},
-          {"MIG_ENABLED", Severity::fail, Action::service,
+          {"MIG_ENABLED", Severity::fail, Action::reset_gpu,
            "MIG mode is enabled on this GPU, so a training job cannot use it whole.",
            "Disable MIG: nvidia-smi -i <gpu> -mig 0, then reset the GPU."},
-          {"ECC_DISABLED", Severity::fail, Action::service,
+          {"ECC_DISABLED", Severity::fail, Action::reset_gpu,
            "ECC is disabled on this GPU, so memory errors go undetected.",
-           "Enable ECC: nvidia-smi -i <gpu> -e 1, then reboot or reset the GPU."},
+           "Enable ECC: nvidia-smi -i <gpu> -e 1, then reset the GPU (or reboot) so that the "
+           "mode takes effect."},
           {"PERSISTENCE_MODE_OFF", Severity::warn, Action::none,
            "Persistence mode is off: the driver tears down GPU state between jobs, which slows "
            "job start and hides some errors.",
            "Run nvidia-persistenced (preferred) or nvidia-smi -pm 1."},
-          {"ECC_UNCORRECTABLE_VOLATILE", Severity::fail, Action::service,
+          {"ECC_UNCORRECTABLE_VOLATILE", Severity::fail, Action::reset_gpu,
            "Uncorrectable ECC errors occurred since the driver was loaded; data on this GPU may "
            "be corrupt.",
            "Drain the node; reset the GPU so row remapping can take effect; if errors return, "
@@ -83,15 +86,28 @@ const FindingTable& inventory_findings() {
            "Correctable ECC errors since the driver loaded exceed the threshold, a sign of "
            "weakening memory.",
            "Watch the trend; run the hbm check in the burnin profile; RMA if it keeps rising."},
-          {"RETIRED_PAGES_PENDING", Severity::fail, Action::service,
+          {"RETIRED_PAGES_PENDING", Severity::fail, Action::reset_gpu,
            "Memory pages are pending retirement; they take effect only after a GPU reset.",
            "Reset the GPU (nvidia-smi -r) or reboot the node, then rerun preflight."},
-          {"ROW_REMAP_PENDING", Severity::fail, Action::service,
+          {"ROW_REMAP_PENDING", Severity::fail, Action::reset_gpu,
            "A memory row remapping is pending; it takes effect only after a GPU reset.",
            "Reset the GPU (nvidia-smi -r) or reboot the node, then rerun preflight."},
           {"ROW_REMAP_FAILED", Severity::fail, Action::service,
            "Row remapping failed: the GPU has run out of spare rows for bad memory.",
            "Drain the node and RMA the GPU."},
+          {"GPU_RECOVERY_RESET", Severity::fail, Action::reset_gpu,
+           "The driver's own verdict (NVML's GPU recovery action) is that this GPU must be reset: "
+           "it met a fault, such as an uncorrectable error, that only a reset clears (the "
+           "message names the action: GPU reset, drain peer-to-peer, or drain and reset).",
+           "Stop every process on the GPU (with peer-to-peer traffic, on its peers too, and "
+           "disable UVM persistence mode), reset the GPU (nvidia-smi -r -i <gpu>) or reboot, "
+           "then rerun preflight; check dmesg for the Xid behind it."},
+          {"GPU_RECOVERY_REBOOT", Severity::fail, Action::reboot,
+           "The driver's own verdict (NVML's GPU recovery action) is that the node must be "
+           "rebooted: the GPU met a fault that may have left the operating system inconsistent "
+           "(or the driver asks for an action preflight does not know).",
+           "Drain the node and reboot it, then rerun preflight; check dmesg for the Xid behind "
+           "it, and service the GPU if the driver asks again."},
           {"CLOCKS_THROTTLED_HW", Severity::fail, Action::service,
            "Clocks are held down by hardware slowdown, thermal slowdown or power brake while the "
            "GPU is idle.",
@@ -112,7 +128,7 @@ const FindingTable& inventory_findings() {
            "or width).",
            "Reseat the GPU or riser, check the slot and BIOS PCIe settings; lspci -vv shows "
            "LnkSta against LnkCap."},
-          {"NVLINK_INACTIVE", Severity::fail, Action::service,
+          {"NVLINK_INACTIVE", Severity::fail, Action::reset_gpu,
            "Fewer NVLink links are active on this GPU than the SKU has; peer traffic will be slow "
            "or fall back to PCIe.",
            "Check nvidia-smi nvlink -s and the fabric manager service; reset the GPUs or service "
@@ -120,11 +136,12 @@ const FindingTable& inventory_findings() {
           {"FOREIGN_PROCESSES", Severity::warn, Action::none,
            "Other processes hold a context on this GPU before the job starts.",
            "Find them with nvidia-smi; stale processes from an earlier job should be killed."},
-          {"FOREIGN_MEMORY_HIGH", Severity::fail, Action::service,
+          {"FOREIGN_MEMORY_HIGH", Severity::fail, Action::reset_gpu,
            "Other processes hold more GPU memory than the threshold; the next job may run out of "
            "memory.",
-           "Kill the processes listed by nvidia-smi or reset the GPU."},
-          {"GPU_UNRESPONSIVE", Severity::fail, Action::service,
+           "Kill the processes nvidia-smi lists (left over from an earlier job), then reset the "
+           "GPU to free memory they still hold."},
+          {"GPU_UNRESPONSIVE", Severity::fail, Action::reset_gpu,
            "A small kernel and copy on this GPU failed, returned wrong data, or did not complete "
            "in time, or the driver did not return from context creation or allocation.",
            "Check dmesg for Xid errors; reset the GPU or reboot; RMA if it repeats."},

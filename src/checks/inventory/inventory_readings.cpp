@@ -123,6 +123,7 @@ Json gpu_json(const GpuReading& g) {
   put(j, "nvlink_switch_links", g.nvlink_switch_links);
   put(j, "foreign_processes", g.foreign_processes);
   put(j, "foreign_memory_mib", g.foreign_memory_mib);
+  put(j, "recovery_action", g.recovery_action);
   put(j, "read_errors", g.read_errors);
   if (g.responsive || !g.probe_error.empty()) {
     Json probe = Json::object();
@@ -175,6 +176,7 @@ GpuReading gpu_of(const Fields& f, int position) {
   g.nvlink_switch_links = small_count(f, "nvlink_switch_links");
   g.foreign_processes = small_count(f, "foreign_processes");
   g.foreign_memory_mib = f.count("foreign_memory_mib");
+  g.recovery_action = small_count(f, "recovery_action");
   g.read_errors = f.texts("read_errors");
   if (const auto probe = f.object("probe")) {
     g.responsive = probe->flag("responsive");

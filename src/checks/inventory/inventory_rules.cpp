@@ -163,6 +163,51 @@ void judge_memory(const GpuReading& g, const Thresholds& th, InventoryJudgement&
   }
 }
 
+// NVML's GPU recovery action (nvmlDeviceGpuRecoveryAction_t), in the driver's words. 1, 3 and 4
+// all end in a GPU reset (draining peer-to-peer traffic is stopping the processes a reset needs
+// stopped anyway); 2 asks for a reboot, and so does any value preflight does not know, the
+// heaviest recovery short of a repair. 5 to 7 are named in NVML newer than R580.
+void judge_recovery_action(const GpuReading& g, InventoryJudgement& out) {
+  if (!g.recovery_action || *g.recovery_action == 0) return;
+  const int action = *g.recovery_action;
+  std::string words;
+  bool reset = true;
+  switch (action) {
+    case 1:
+      words = "GPU reset (1)";
+      break;
+    case 2:
+      words = "node reboot (2)";
+      reset = false;
+      break;
+    case 3:
+      words = "drain peer-to-peer (3)";
+      break;
+    case 4:
+      words = "drain and reset (4)";
+      break;
+    case 5:
+      words = "recovery action 5 (recover the IMEX domain)";
+      reset = false;
+      break;
+    case 6:
+      words = "recovery action 6 (reset the GPU's PCIe bus)";
+      reset = false;
+      break;
+    case 7:
+      words = "recovery action 7 (system reboot)";
+      reset = false;
+      break;
+    default:
+      words = "recovery action " + std::to_string(action);
+      reset = false;
+      break;
+  }
+  out.findings.push_back(make_finding(inventory_findings(),
+                                      reset ? "GPU_RECOVERY_RESET" : "GPU_RECOVERY_REBOOT",
+                                      gpu_entity(g.index), "the driver asks for: " + words));
+}
+
 void judge_pcie(const GpuReading& g, const Thresholds& th, InventoryJudgement& out) {
   std::vector<std::string> problems;
   const int want_gen = static_cast<int>(th.get("inventory.expected_pcie_gen"));
@@ -199,6 +244,7 @@ void judge_gpu(const GpuReading& g, const Thresholds& th, bool multi_gpu, Invent
         make_finding(inventory_findings(), "PERSISTENCE_MODE_OFF", e, "persistence mode is off"));
   }
   judge_memory(g, th, out);
+  judge_recovery_action(g, out);
 
   if (g.clock_event_reasons) {
     const auto mask = *g.clock_event_reasons;

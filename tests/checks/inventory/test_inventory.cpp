@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <tuple>
 
 #include "checks/inventory/inventory_faults.hpp"
 #include "checks/inventory/inventory_plan.hpp"
@@ -48,7 +49,8 @@ TEST_CASE("inventory: a healthy 8-GPU H100 node has no findings") {
 }
 
 TEST_CASE("inventory: GPU count against expectations") {
-  const auto none = judge_inventory(test::no_gpu_node(), preflight::test::builtin_thresholds(nullptr, "t"), {});
+  const auto none =
+      judge_inventory(test::no_gpu_node(), preflight::test::builtin_thresholds(nullptr, "t"), {});
   CHECK(judgement_codes(none) == Codes{"NO_GPU_VISIBLE"});
   CHECK_THAT(none.findings[0].message, Catch::Contains("no GPU or driver visible"));
   CHECK_THAT(none.findings[0].message, Catch::Contains("libnvidia-ml.so.1"));
@@ -162,6 +164,31 @@ TEST_CASE("inventory: each per-GPU rule yields its finding on that GPU only") {
   }
 }
 
+TEST_CASE("inventory: NVML's GPU recovery action is the driver's verdict, in its words") {
+  const std::vector<std::tuple<int, std::string, std::string, Action>> cases = {
+      {1, "GPU_RECOVERY_RESET", "the driver asks for: GPU reset (1)", Action::reset_gpu},
+      {2, "GPU_RECOVERY_REBOOT", "the driver asks for: node reboot (2)", Action::reboot},
+      {3, "GPU_RECOVERY_RESET", "the driver asks for: drain peer-to-peer (3)", Action::reset_gpu},
+      {4, "GPU_RECOVERY_RESET", "the driver asks for: drain and reset (4)", Action::reset_gpu},
+      {7, "GPU_RECOVERY_REBOOT", "the driver asks for: recovery action 7 (system reboot)",
+       Action::reboot},
+      {42, "GPU_RECOVERY_REBOOT", "the driver asks for: recovery action 42", Action::reboot},
+  };
+  for (const auto& [value, code, message, action] : cases) {
+    INFO("recovery action " << value);
+    const auto j = judge_one([v = value](GpuReading& g) { g.recovery_action = v; });
+    REQUIRE(j.findings.size() == 1);
+    CHECK(j.findings[0].code == code);
+    CHECK(j.findings[0].entity == "gpu3");
+    CHECK(j.findings[0].severity == Severity::fail);
+    CHECK(j.findings[0].action == action);
+    CHECK(j.findings[0].message == message);
+  }
+  // 0 (none) and not read (a driver older than the field) are silent.
+  CHECK(judge_one([](GpuReading& g) { g.recovery_action = 0; }).findings.empty());
+  CHECK(judge_one([](GpuReading& g) { g.recovery_action.reset(); }).findings.empty());
+}
+
 TEST_CASE("inventory: findings carry value, unit and threshold") {
   const auto j = judge_one([](GpuReading& g) { g.temperature_c = 90; });
   REQUIRE(j.findings.size() == 1);
@@ -185,9 +212,9 @@ TEST_CASE("inventory: every inventory fault kind is detected end to end on the r
   CheckRegistry registry;
   register_builtin_checks(registry);
   const std::map<std::string, std::string> values = {
-      {"ecc-correctable", "100000"}, {"temperature", "95"}, {"pcie-gen", "3"},
-      {"pcie-width", "4"},           {"nvlink-down", "6"},  {"foreign-memory", "4096"},
-      {"throttle", "hw-slowdown"},
+      {"ecc-correctable", "100000"}, {"temperature", "95"},    {"pcie-gen", "3"},
+      {"pcie-width", "4"},           {"nvlink-down", "6"},     {"foreign-memory", "4096"},
+      {"throttle", "hw-slowdown"},   {"recovery-action", "2"},
   };
   int kinds_tested = 0;
   for (const auto& kind : inventory_fault_kinds()) {

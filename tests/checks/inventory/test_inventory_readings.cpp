@@ -128,6 +128,8 @@ NodeReading varied_node() {
   n.gpus[6].ecc_uncorrected_aggregate = 3;
   n.gpus[6].foreign_processes = 2;
   n.gpus[6].foreign_memory_mib = 600;
+  n.gpus[6].recovery_action = 2;
+  n.gpus[5].recovery_action = 0;
   n.gpus[7].responsive = false;
   n.gpus[7].probe_error = "no answer";
   n.gpus[7].temperature_c = 88;
@@ -157,6 +159,11 @@ TEST_CASE("inventory readings: a round trip keeps every reading and gives the sa
   CHECK(has(after, "CLOCKS_THROTTLED_HW", "gpu1"));
   CHECK(has(after, "GPU_UNRESPONSIVE", "gpu7"));
   CHECK(has(after, "GPU_MISSING_FROM_DRIVER", "node"));
+  CHECK(j["gpus"][6]["recovery_action"] == 2);
+  CHECK(j["gpus"][5]["recovery_action"] == 0);
+  CHECK_FALSE(j["gpus"][4].contains("recovery_action"));  // not read: left out
+  CHECK(back.node.gpus[6].recovery_action == 2);
+  CHECK(has(after, "GPU_RECOVERY_REBOOT", "gpu6"));
 }
 
 TEST_CASE("inventory readings: the run records them; judging them again gives its findings") {
@@ -254,6 +261,8 @@ TEST_CASE("inventory readings: a malformed field is refused, naming it") {
              Catch::StartsWith("gpus[1].pcie_gen_max_link: expected a whole number"));
   CHECK_THAT(error_of(R"({"gpus": [{"ecc_corrected_volatile": -3}]})"),
              Catch::StartsWith("gpus[0].ecc_corrected_volatile:"));
+  CHECK_THAT(error_of(R"({"gpus": [{"recovery_action": -1}]})"),
+             Catch::StartsWith("gpus[0].recovery_action:"));
   CHECK_THAT(error_of(R"({"gpus": [{"temperature_c": 35.5}]})"),
              Catch::StartsWith("gpus[0].temperature_c:"));
   CHECK_THAT(error_of(R"({"gpus": [{"pci_device_id": "2330"}]})"),
