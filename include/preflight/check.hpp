@@ -173,6 +173,17 @@ class Check {
     (void)thresholds;
     return std::nullopt;
   }
+  // The observations these readings prove whatever the thresholds say (data that arrived
+  // corrupted, a transfer or a job that failed): findings not judged, made by the functions
+  // run() makes them with, so never more than run() reported on the same readings. `preflight
+  // judge` adds each one the recorded findings lack (removed by hand, or lost), so a verdict
+  // whose readings record corruption cannot pass. The default: none (a check whose readings
+  // prove none, or whose findings are all judged). Throws InvalidInput naming the field for
+  // readings it cannot read.
+  virtual std::vector<Finding> observe(const Readings& readings) const {
+    (void)readings;
+    return {};
+  }
 };
 
 class CheckRegistry {

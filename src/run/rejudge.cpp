@@ -11,14 +11,28 @@ namespace preflight {
 
 namespace {
 
-// One check judged again: its judged findings replaced, its observations kept. false when the
-// check cannot judge these readings (the result is left as recorded).
+// Whether the recorded findings hold this observation: its code on its entity; for one on node
+// (readings that cannot say where: nccl's total in a verdict of an older version), its code
+// anywhere.
+bool holds(const std::vector<Finding>& recorded, const Finding& observation) {
+  return std::any_of(recorded.begin(), recorded.end(), [&](const Finding& f) {
+    return f.code == observation.code &&
+           (f.entity == observation.entity || observation.entity == "node");
+  });
+}
+
+// One check judged again: its judged findings replaced, its observations kept, and those its
+// readings prove but the verdict lacks added (counted in `restored`). false when the check
+// cannot judge these readings (the result is left as recorded).
 bool rejudge_check(CheckResult& result, const Check& check, const Thresholds& thresholds,
-                   const FaultPlan& faults, const std::vector<FaultKindSpec>& kinds) {
+                   const FaultPlan& faults, const std::vector<FaultKindSpec>& kinds,
+                   int& restored) {
   if (result.status == Status::skip || result.readings.is_null()) return false;
   std::optional<std::vector<Finding>> judged;
+  std::vector<Finding> observed;
   try {
     judged = check.judge(result.readings, thresholds);
+    if (judged) observed = check.observe(result.readings);
   } catch (const InvalidInput& e) {
     throw InvalidInput("check " + result.name + ": readings: " + e.what());
   } catch (const std::exception& e) {
@@ -33,6 +47,19 @@ bool rejudge_check(CheckResult& result, const Check& check, const Thresholds& th
   for (Finding& f : result.findings) {
     if (!f.judged) findings.push_back(std::move(f));
   }
+  // An observation the readings prove (corrupted data, a transfer that failed) is a fault
+  // whatever was removed from the verdict: one the recorded findings lack is made again, after
+  // those kept (the run reports observations before judged findings). Held against the recorded
+  // ones only: two collectives that both failed are two findings of one code and entity. Marked
+  // injected below when a recorded drill made it.
+  std::vector<Finding> missing;
+  for (Finding& o : observed) {
+    if (holds(findings, o)) continue;
+    o.judged = false;
+    missing.push_back(std::move(o));
+  }
+  restored += static_cast<int>(missing.size());
+  for (Finding& o : missing) findings.push_back(std::move(o));
   for (Finding& f : *judged) {
     f.judged = true;
     findings.push_back(std::move(f));
@@ -108,11 +135,13 @@ Verdict rejudge(const Verdict& recorded, const CheckRegistry& registry,
         }
       }
       const Check* check = registry.find(c.name);
+      int restored = 0;
       const bool done = check != nullptr && rejudge_check(c, *check, *settings.thresholds, faults,
-                                                          settings.fault_kinds);
+                                                          settings.fault_kinds, restored);
       if (!count || c.status == Status::skip) continue;
       if (done) {
         ++record.checks_rejudged;
+        record.observations_restored += restored;
       } else {
         record.checks_kept.push_back(c.name);
       }

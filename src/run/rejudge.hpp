@@ -1,8 +1,9 @@
 #pragma once
 // `preflight judge`: a recorded verdict judged again. Each check whose readings were recorded
 // judges them with the thresholds given (Check::judge); its judged findings are replaced, its
-// observations (corruption, hangs, device errors: Finding::judged false) kept, its status and the
-// node's verdict made again by the one aggregation rule. Host-only and pure: no hardware.
+// observations (corruption, hangs, device errors: Finding::judged false) kept, and those its
+// readings prove (Check::observe) but the verdict lacks added; its status and the node's verdict
+// are made again by the one aggregation rule. Host-only and pure: no hardware.
 #include <string>
 #include <vector>
 
@@ -33,7 +34,9 @@ struct RejudgeSettings {
 };
 
 // The verdict judged again (Verdict::rejudged set). Checks unknown to this registry, skipped or
-// without readings keep their findings and are listed in rejudged->checks_kept. Throws
+// without readings keep their findings and are listed in rejudged->checks_kept. Observations
+// made again are counted in rejudged->observations_restored (the reported checks; a repeated
+// run's other passes get theirs too, uncounted, as checks_rejudged counts). Throws
 // InvalidInput (naming the check) for readings a check cannot read.
 Verdict rejudge(const Verdict& recorded, const CheckRegistry& registry,
                 const RejudgeSettings& settings);

@@ -101,4 +101,66 @@ TEST_CASE("judge: other thresholds change the judged findings and the exit code"
   CHECK(v["thresholds"]["overrides_file"] == site);
 }
 
+TEST_CASE("judge: readings that record corruption fail whatever the findings say") {
+  // A healthy corpus node (tests/data/nodes/), its readings edited to record what a run on a
+  // node with corrupted data would: bad HBM words on gpu3, all-gather data from gpu5 wrong at
+  // every GPU, an RDMA loopback whose bytes arrived changed. The findings the run would have
+  // written are not there (removed by hand, or lost).
+  const std::string corpus = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/data/nodes/dgx-h100.json";
+  json node = parse_json(read_file(corpus), corpus);
+  for (auto& c : node["checks"]) {
+    REQUIRE(c["findings"].empty());
+    json& r = c["readings"];
+    if (c["name"] == "hbm") {
+      r["gpus"][3]["pattern"]["bad_words"] = 5;
+      r["gpus"][3]["pattern"]["bad_ranges"] =
+          json::array({{{"begin", 4096}, {"end", 4116}, {"bad_words", 5}}});
+    } else if (c["name"] == "nccl") {
+      json rows = json::array();
+      for (int receiver = 0; receiver < 8; ++receiver) {
+        json row = json::array({0, 0, 0, 0, 0, 0, 0, 0});
+        row[5] = 3;
+        rows.push_back(row);
+      }
+      r["collectives"]["allgather"]["corrupt_elements"] = 24;
+      r["collectives"]["allgather"]["corrupt_from"] = rows;
+    } else if (c["name"] == "rdma") {
+      r["transfers"] = json::array({{{"entity", "mlx5_0"},
+                                     {"kind", "loopback"},
+                                     {"from", "mlx5_0"},
+                                     {"expected_gbps", 400.0},
+                                     {"gbps", 380.0},
+                                     {"bad_bytes", 7}}});
+    }
+  }
+  TempDir dir;
+  const std::string edited = dir.file("edited.json");
+  write_file(edited, node.dump(2));
+  const RunResult judged = run_preflight({"judge", edited, "--json", "-"});
+  INFO(describe(judged));
+  CHECK(judged.exit_code == 1);
+  const json v = parse_json(judged.out, "stdout");
+  CHECK(verdict_shape_problems(v).empty());
+  CHECK(v["verdict"] == "fail");
+  // Observations, as the run would have written them: not judged, so no threshold undoes them.
+  const auto observed = [&](const char* check, const char* code, const char* entity) {
+    const json* c = find_check(v, check);
+    const json* f = c == nullptr ? nullptr : find_finding((*c)["findings"], code, entity);
+    return f != nullptr && !(*f)["judged"].get<bool>() && (*f)["severity"] == "fail";
+  };
+  CHECK(observed("hbm", "HBM_PATTERN_MISMATCH", "gpu3"));
+  CHECK(observed("nccl", "NCCL_DATA_MISMATCH", "gpu5"));
+  CHECK(observed("rdma", "RDMA_DATA_MISMATCH", "mlx5_0"));
+  CHECK(v["rejudged"]["observations_restored"] == 3);
+
+  // Judged again, the verdict that has them gains nothing more.
+  const std::string again_path = dir.file("again.json");
+  write_file(again_path, judged.out);
+  const RunResult again = run_preflight({"judge", again_path, "--json", "-"});
+  CHECK(again.exit_code == 1);
+  const json twice = parse_json(again.out, "stdout");
+  CHECK(all_findings(twice) == all_findings(v));
+  CHECK(twice["rejudged"]["observations_restored"] == 0);
+}
+
 }  // namespace preflight::test

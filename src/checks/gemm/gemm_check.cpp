@@ -330,4 +330,8 @@ std::optional<std::vector<Finding>> GemmCheck::judge(const Readings& readings,
   return judge_gemm_speed(readings.get<GemmReadings>(), thresholds);
 }
 
+std::vector<Finding> GemmCheck::observe(const Readings& readings) const {
+  return gemm_observations(readings.get<GemmReadings>());
+}
+
 }  // namespace preflight

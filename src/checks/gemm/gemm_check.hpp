@@ -21,6 +21,9 @@ class GemmCheck final : public Check {
   // The speed findings of recorded readings (GemmReadings): judge_gemm_speed.
   std::optional<std::vector<Finding>> judge(const Readings& readings,
                                             const Thresholds& thresholds) const override;
+  // Each GPU and dtype whose recorded status says it did not complete (gemm_observations): the
+  // corruption detectors' findings cannot be made again, the readings keep no products.
+  std::vector<Finding> observe(const Readings& readings) const override;
 
  private:
   CheckInfo info_;

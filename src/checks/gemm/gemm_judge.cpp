@@ -4,6 +4,7 @@
 // can judge it again; here the readings, the metrics and the summary are made from the runs.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -49,23 +50,29 @@ class FindingSink {
   std::vector<Entry> entries_;
 };
 
+std::string verified_before(std::size_t products) {
+  return count_of(products, "product was", "products were") + " verified before";
+}
+
+// GEMM_TIMEOUT: a job that never returned (products nullopt), or one whose queued products did
+// not complete. One text for the run and for `preflight judge` (gemm_observations).
+Finding gemm_timeout(int gpu_index, const std::string& dt, std::optional<std::size_t> products) {
+  return make_finding(gemm_findings(), "GEMM_TIMEOUT", gpu_entity(gpu_index),
+                      !products
+                          ? dt + ": did not return before the check's deadline: hung in the driver?"
+                          : dt + ": queued products did not complete before the deadline (" +
+                                verified_before(*products) + ")");
+}
+
 void judge_run_status(const GemmGpuOutcome& o, const std::string& dt, FindingSink& sink) {
   const std::string gpu = gpu_entity(o.gpu_index);
   if (!o.run) {
-    sink.add(
-        o.gpu_index, o.dtype,
-        make_finding(gemm_findings(), "GEMM_TIMEOUT", gpu,
-                     dt + ": did not return before the check's deadline: hung in the driver?"));
+    sink.add(o.gpu_index, o.dtype, gemm_timeout(o.gpu_index, dt, std::nullopt));
     return;
   }
-  const std::string verified =
-      count_of(o.run->products.size(), "product was", "products were") + " verified before";
-  if (o.run->timed_out) {
-    sink.add(o.gpu_index, o.dtype,
-             make_finding(
-                 gemm_findings(), "GEMM_TIMEOUT", gpu,
-                 dt + ": queued products did not complete before the deadline (" + verified + ")"));
-  }
+  const std::size_t products = o.run->products.size();
+  const std::string verified = verified_before(products);
+  if (o.run->timed_out) sink.add(o.gpu_index, o.dtype, gemm_timeout(o.gpu_index, dt, products));
   if (!o.run->error.empty()) {
     const std::string stage = o.run->error_stage.empty() ? "" : " " + o.run->error_stage;
     sink.add(o.gpu_index, o.dtype,
@@ -365,6 +372,37 @@ GemmReadings gemm_readings_of(const std::vector<GemmGpuOutcome>& outcomes) {
     out.gpus.push_back(std::move(r));
   }
   return out;
+}
+
+std::vector<Finding> gemm_observations(const GemmReadings& readings) {
+  FindingSink sink;
+  for (const GemmGpuReading& r : readings.gpus) {
+    const std::string dt(to_string(r.dtype));
+    const std::string gpu = gpu_entity(r.gpu_index);
+    switch (r.status) {
+      case GemmRunStatus::completed:
+        break;
+      case GemmRunStatus::not_tested:
+        sink.add(r.gpu_index, r.dtype,
+                 make_finding(gemm_findings(), "GEMM_GPU_NOT_TESTED", gpu,
+                              dt + ": not tested (the readings do not record why)"));
+        break;
+      case GemmRunStatus::timeout:
+        // No shape recorded: no run came back (gemm_readings_of).
+        sink.add(r.gpu_index, r.dtype,
+                 gemm_timeout(r.gpu_index, dt,
+                              r.m == 0 ? std::nullopt : std::optional<std::size_t>(r.products)));
+        break;
+      case GemmRunStatus::error:
+        sink.add(
+            r.gpu_index, r.dtype,
+            make_finding(gemm_findings(), "GEMM_CUDA_ERROR", gpu,
+                         dt + ": a CUDA or cuBLAS call failed (" + verified_before(r.products) +
+                             " it; the readings do not record the error)"));
+        break;
+    }
+  }
+  return sink.take();
 }
 
 GemmJudgement judge_gemm(const std::vector<GemmGpuOutcome>& outcomes, const Thresholds& thresholds,

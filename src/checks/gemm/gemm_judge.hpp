@@ -87,6 +87,13 @@ GemmReadings gemm_readings_of(const std::vector<GemmGpuOutcome>& outcomes);
 // findings marked injected.
 std::vector<Finding> judge_gemm_speed(const GemmReadings& readings, const Thresholds& thresholds);
 
+// What the readings prove whatever the thresholds (Check::observe): each GPU and dtype that did
+// not complete, as judge_gemm reports it: GEMM_GPU_NOT_TESTED, GEMM_TIMEOUT, GEMM_CUDA_ERROR
+// (the readings keep the status and the products verified, not the error's text or why a GPU
+// was not tested). The corruption detectors' findings are not here: the readings do not record
+// the products they worked on.
+std::vector<Finding> gemm_observations(const GemmReadings& readings);
+
 // The cross-GPU consensus detector alone (judge_gemm calls it when the detector is enabled):
 // outcomes with products are grouped by (model, dtype, m, n, k, sm_count); in each group of two
 // or more GPUs, every product (round, repeat) that all members computed is voted on.

@@ -30,8 +30,9 @@ struct TelemetrySummary {
 };
 
 // How one GPU's job for one dtype ended. Anything but completed is an observation run() has
-// already reported (GEMM_GPU_NOT_TESTED, GEMM_TIMEOUT, GEMM_CUDA_ERROR); the products verified
-// before an error or a timeout are still judged for speed.
+// already reported (GEMM_GPU_NOT_TESTED, GEMM_TIMEOUT, GEMM_CUDA_ERROR; `preflight judge` makes
+// it again where a verdict lacks it: gemm_observations); the products verified before an error
+// or a timeout are still judged for speed.
 enum class GemmRunStatus { completed, not_tested, timeout, error };
 std::string_view to_string(GemmRunStatus status);  // "completed", "not_tested", ...
 

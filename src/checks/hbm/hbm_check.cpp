@@ -1,6 +1,7 @@
 #include "checks/hbm/hbm_check.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "checks/common/bandwidth_common.hpp"
 #include "checks/common/findings.hpp"
@@ -199,6 +200,14 @@ WorkPlan HbmCheck::plan_work(const WorkRequest& request) const {
 std::optional<std::vector<Finding>> HbmCheck::judge(const Readings& readings,
                                                     const Thresholds& thresholds) const {
   return judge_hbm(readings.get<HbmReadings>(), thresholds);
+}
+
+std::vector<Finding> HbmCheck::observe(const Readings& readings) const {
+  std::vector<Finding> findings;
+  for (const HbmGpuReading& g : readings.get<HbmReadings>().gpus) {
+    if (auto mismatch = hbm_pattern_observation(g)) findings.push_back(std::move(*mismatch));
+  }
+  return findings;
 }
 
 }  // namespace preflight

@@ -19,6 +19,9 @@ class HbmCheck final : public Check {
   // observations and stay as recorded.
   std::optional<std::vector<Finding>> judge(const Readings& readings,
                                             const Thresholds& thresholds) const override;
+  // HBM_PATTERN_MISMATCH for each GPU whose recorded pattern test found bad words
+  // (hbm_pattern_observation, as run() makes it).
+  std::vector<Finding> observe(const Readings& readings) const override;
 
  private:
   CheckInfo info_;

@@ -1,7 +1,6 @@
 #include "checks/nccl/nccl_check.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include "checks/common/call_bounded.hpp"
@@ -47,95 +46,6 @@ int fault_rank(const InjectedFault* fault, const std::vector<const GpuReading*>&
   return -1;
 }
 
-void report_corruption(CollectiveOp op, const CollectiveResult& r,
-                       const std::vector<const GpuReading*>& gpus, std::vector<Finding>& findings) {
-  const auto entity = [&](int rank) {
-    return gpu_entity(gpus[static_cast<std::size_t>(rank)]->index);
-  };
-  const auto count = [](std::uint64_t n) { return std::to_string(n) + " elements"; };
-  const std::string what = nccl_op_name(op) + ": ";
-  if (op == CollectiveOp::all_reduce) {
-    // A sum cannot say whose contribution was wrong: the receivers with wrong sums are named,
-    // or the node when every one had them (the all-gather names the source).
-    std::vector<int> wrong;
-    std::uint64_t total = 0;
-    for (std::size_t l = 0; l < r.corrupt_from.size(); ++l) {
-      const std::uint64_t n = l < r.corrupt_from[l].size() ? r.corrupt_from[l][l] : 0;
-      if (n > 0) wrong.push_back(static_cast<int>(l));
-      total += n;
-    }
-    if (wrong.empty()) return;
-    if (wrong.size() == gpus.size() && gpus.size() > 1) {
-      findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", "node",
-                                      what + count(total) +
-                                          " of the sums were wrong on every GPU "
-                                          "(a sum cannot name the source; see the all-gather)")
-                             .measured(static_cast<double>(total), "elements"));
-      return;
-    }
-    for (int l : wrong) {
-      const std::uint64_t n = r.corrupt_from[l][l];
-      findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", entity(l),
-                                      what + count(n) + " of the sums arrived wrong here")
-                             .measured(static_cast<double>(n), "elements"));
-    }
-    return;
-  }
-  const CorruptionBlame blame = blame_corruption(r.corrupt_from);
-  std::uint64_t total = 0;
-  for (const auto& row : r.corrupt_from) {
-    for (std::uint64_t n : row) total += n;
-  }
-  if (blame.everywhere) {
-    findings.push_back(
-        make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", "node",
-                     what + "every GPU's data arrived corrupt at every GPU (" + count(total) + ")")
-            .measured(static_cast<double>(total), "elements"));
-    return;
-  }
-  const auto column = [&](int s) {
-    std::uint64_t n = 0;
-    for (const auto& row : r.corrupt_from) n += row[static_cast<std::size_t>(s)];
-    return n;
-  };
-  const auto row_sum = [&](int l) {
-    std::uint64_t n = 0;
-    for (std::uint64_t v : r.corrupt_from[static_cast<std::size_t>(l)]) n += v;
-    return n;
-  };
-  for (int s : blame.senders) {
-    findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", entity(s),
-                                    what + "its contribution arrived corrupt at every GPU (" +
-                                        count(column(s)) + "): the sender is at fault")
-                           .measured(static_cast<double>(column(s)), "elements"));
-  }
-  for (int l : blame.receivers) {
-    findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", entity(l),
-                                    what + "the data of every other GPU arrived corrupt here (" +
-                                        count(row_sum(l)) + "): the receiver is at fault")
-                           .measured(static_cast<double>(row_sum(l)), "elements"));
-  }
-  for (int l : blame.own) {
-    const std::uint64_t n = r.corrupt_from[l][l];
-    findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", entity(l),
-                                    what +
-                                        "its own contribution arrived corrupt in its own "
-                                        "receive buffer (" +
-                                        count(n) + ")")
-                           .measured(static_cast<double>(n), "elements"));
-  }
-  for (const auto& [s, l] : blame.links) {
-    const std::uint64_t n = r.corrupt_from[l][s];
-    const int a = gpus[static_cast<std::size_t>(s)]->index;
-    const int b = gpus[static_cast<std::size_t>(l)]->index;
-    findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", pair_entity(a, b),
-                                    what + "data from " + gpu_entity(a) + " arrived corrupt at " +
-                                        gpu_entity(b) + " (" + count(n) +
-                                        "), the other GPUs got it right: the path between them")
-                           .measured(static_cast<double>(n), "elements"));
-  }
-}
-
 // The observations and metrics of one collective's run, and its readings (judged after every
 // collective ran); false when the node should not be asked for more (a hang: the GPUs are
 // likely stuck).
@@ -150,19 +60,6 @@ bool record_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const
                "its thread was left behind"));
     return false;
   }
-  if (r->timed_out) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.0f s", seconds);
-    result.findings.push_back(make_finding(
-        nccl_findings(), "NCCL_TIMEOUT", "node",
-        what + (r->initialized ? ": the collectives" : ": creating the communicators") +
-            " did not complete within " + text + "; the communicators were aborted"));
-  } else if (!r->error.empty()) {
-    result.findings.push_back(make_finding(nccl_findings(),
-                                           r->initialized ? "NCCL_ERROR" : "NCCL_INIT_FAILED",
-                                           "node", what + ": " + r->error));
-  }
-  report_corruption(op, *r, gpus, result.findings);
   const std::string key = nccl_op_key(op);
   NcclCollectiveReading reading;
   reading.op = op;
@@ -181,7 +78,14 @@ bool record_run(CollectiveOp op, const std::optional<CollectiveResult>& r, const
     for (std::uint64_t n : row) corrupt += n;
   }
   reading.corrupt_elements = corrupt;
+  // Who is to blame is recorded with the total, so that `preflight judge` blames the same GPUs.
+  if (corrupt > 0) reading.corrupt_from = r->corrupt_from;
   reading.verified = r->verified;
+  // Its timeout, failure and corrupted data, made from the reading as `preflight judge` makes
+  // them (Check::observe): the run and the judge cannot tell them apart.
+  for (Finding& f : nccl_observations(reading, readings.gpus, seconds)) {
+    result.findings.push_back(std::move(f));
+  }
   readings.collectives.push_back(std::move(reading));
   result.add_metric("", key + ".corrupt_elements", static_cast<double>(corrupt), "count");
   result.add_metric("", key + ".verified", r->verified ? 1.0 : 0.0, "bool");
@@ -363,6 +267,15 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
 std::optional<std::vector<Finding>> NcclCheck::judge(const Readings& readings,
                                                      const Thresholds& thresholds) const {
   return judge_nccl(readings.get<NcclReadings>(), thresholds);
+}
+
+std::vector<Finding> NcclCheck::observe(const Readings& readings) const {
+  const auto recorded = readings.get<NcclReadings>();
+  std::vector<Finding> findings;
+  for (const NcclCollectiveReading& c : recorded.collectives) {
+    for (Finding& f : nccl_observations(c, recorded.gpus)) findings.push_back(std::move(f));
+  }
+  return findings;
 }
 
 }  // namespace preflight

@@ -18,6 +18,9 @@ class NcclCheck final : public Check {
   // The bus-bandwidth findings, from NcclReadings (judge_nccl).
   std::optional<std::vector<Finding>> judge(const Readings& readings,
                                             const Thresholds& thresholds) const override;
+  // Each recorded collective's timeout, failure and corrupted data (nccl_observations, as run()
+  // makes them).
+  std::vector<Finding> observe(const Readings& readings) const override;
 
  private:
   CheckInfo info_;

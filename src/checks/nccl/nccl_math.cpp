@@ -1,6 +1,7 @@
 #include "checks/nccl/nccl_math.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "checks/common/entities.hpp"
 #include "checks/common/fault_kinds.hpp"
@@ -100,6 +101,137 @@ BusbwClass classify_busbw(double busbw_gbps, double expected_gbps, double fail_f
   if (fail_fraction > 0 && busbw_gbps < expected_gbps * fail_fraction) return BusbwClass::low;
   if (warn_fraction > 0 && busbw_gbps < expected_gbps * warn_fraction) return BusbwClass::marginal;
   return BusbwClass::ok;
+}
+
+namespace {
+
+// "gpu3" -> 3; -1 for a name that is not a GPU's (readings written by hand).
+int gpu_number(const std::string& name) {
+  const bool digits = name.size() > 3 && name.size() < 8 && name.compare(0, 3, "gpu") == 0 &&
+                      name.find_first_not_of("0123456789", 3) == std::string::npos;
+  return digits ? std::stoi(name.substr(3)) : -1;
+}
+
+// The path between two ranks' GPUs, named as pair_entity names it: lower index first.
+std::string path_entity(const std::string& a, const std::string& b) {
+  const int x = gpu_number(a);
+  const int y = gpu_number(b);
+  if (x >= 0 && y >= 0) return pair_entity(x, y);
+  return a < b ? a + "-" + b : b + "-" + a;
+}
+
+std::string elements(std::uint64_t n) {
+  return std::to_string(n) + " elements";
+}
+
+// NCCL_DATA_MISMATCH on whom the matrix blames; false when there is no matrix of the ranks'
+// shape with anything in it to blame from.
+bool blame_findings(CollectiveOp op, const std::vector<std::vector<std::uint64_t>>& m,
+                    const std::vector<std::string>& gpus, std::vector<Finding>& findings) {
+  const std::size_t n = gpus.size();
+  std::uint64_t total = 0;
+  if (m.size() != n) return false;
+  for (const auto& row : m) {
+    if (row.size() != n) return false;
+    for (std::uint64_t v : row) total += v;
+  }
+  if (total == 0) return false;
+  const auto mismatch = [&](const std::string& entity, const std::string& text, std::uint64_t v) {
+    findings.push_back(
+        make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", entity, nccl_op_name(op) + ": " + text)
+            .measured(static_cast<double>(v), "elements"));
+  };
+  if (op == CollectiveOp::all_reduce) {
+    // A sum cannot say whose contribution was wrong: the receivers with wrong sums are named,
+    // or the node when every one had them (the all-gather names the source).
+    std::vector<std::size_t> wrong;
+    std::uint64_t sums = 0;
+    for (std::size_t l = 0; l < n; ++l) {
+      if (m[l][l] > 0) wrong.push_back(l);
+      sums += m[l][l];
+    }
+    if (wrong.size() == n && n > 1) {
+      mismatch("node",
+               elements(sums) +
+                   " of the sums were wrong on every GPU (a sum cannot name the source; see the "
+                   "all-gather)",
+               sums);
+      return true;
+    }
+    for (std::size_t l : wrong) {
+      mismatch(gpus[l], elements(m[l][l]) + " of the sums arrived wrong here", m[l][l]);
+    }
+    return true;
+  }
+  const CorruptionBlame blame = blame_corruption(m);
+  if (blame.everywhere) {
+    mismatch("node", "every GPU's data arrived corrupt at every GPU (" + elements(total) + ")",
+             total);
+    return true;
+  }
+  for (int s : blame.senders) {
+    std::uint64_t column = 0;
+    for (const auto& row : m) column += row[static_cast<std::size_t>(s)];
+    mismatch(gpus[s],
+             "its contribution arrived corrupt at every GPU (" + elements(column) +
+                 "): the sender is at fault",
+             column);
+  }
+  for (int l : blame.receivers) {
+    std::uint64_t row = 0;
+    for (std::uint64_t v : m[static_cast<std::size_t>(l)]) row += v;
+    mismatch(gpus[l],
+             "the data of every other GPU arrived corrupt here (" + elements(row) +
+                 "): the receiver is at fault",
+             row);
+  }
+  for (int l : blame.own) {
+    mismatch(gpus[l],
+             "its own contribution arrived corrupt in its own receive buffer (" +
+                 elements(m[l][l]) + ")",
+             m[l][l]);
+  }
+  for (const auto& [s, l] : blame.links) {
+    mismatch(path_entity(gpus[s], gpus[l]),
+             "data from " + gpus[s] + " arrived corrupt at " + gpus[l] + " (" + elements(m[l][s]) +
+                 "), the other GPUs got it right: the path between them",
+             m[l][s]);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<Finding> nccl_observations(const NcclCollectiveReading& c,
+                                       const std::vector<std::string>& gpus,
+                                       std::optional<double> seconds) {
+  std::vector<Finding> findings;
+  const std::string what = nccl_op_name(c.op) + " over " + std::to_string(gpus.size()) + " GPUs";
+  if (c.timed_out) {
+    std::string within = "in the time it was given";
+    if (seconds) {
+      char text[48];
+      std::snprintf(text, sizeof text, "within %.0f s", *seconds);
+      within = text;
+    }
+    findings.push_back(
+        make_finding(nccl_findings(), "NCCL_TIMEOUT", "node",
+                     what + (c.initialized ? ": the collectives" : ": creating the communicators") +
+                         " did not complete " + within + "; the communicators were aborted"));
+  } else if (!c.error.empty()) {
+    findings.push_back(make_finding(nccl_findings(),
+                                    c.initialized ? "NCCL_ERROR" : "NCCL_INIT_FAILED", "node",
+                                    what + ": " + c.error));
+  }
+  if (!blame_findings(c.op, c.corrupt_from, gpus, findings) && c.corrupt_elements.value_or(0) > 0) {
+    // Only the total was recorded: the node, as the readings cannot say more.
+    const std::uint64_t total = *c.corrupt_elements;
+    findings.push_back(make_finding(nccl_findings(), "NCCL_DATA_MISMATCH", "node",
+                                    nccl_op_name(c.op) + ": " + elements(total) +
+                                        " arrived wrong (the readings do not say where)")
+                           .measured(static_cast<double>(total), "elements"));
+  }
+  return findings;
 }
 
 std::string nccl_op_name(CollectiveOp op) {

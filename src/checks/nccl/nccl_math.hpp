@@ -3,6 +3,7 @@
 // iterations by profile, who is to blame for corrupted data, and the bus-bandwidth judgement.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +61,18 @@ BusbwClass classify_busbw(double busbw_gbps, double expected_gbps, double fail_f
 // (NCCL_BUSBW_MARGINAL), on node. Corruption, failures and hangs are not judged here: the
 // check reports them as observations.
 std::vector<Finding> judge_nccl(const NcclReadings& readings, const Thresholds& thresholds);
+
+// What one collective's readings prove whatever the thresholds, in the order run() reports
+// them: NCCL_TIMEOUT, NCCL_ERROR or NCCL_INIT_FAILED (on node) for a collective that timed out
+// or failed, then NCCL_DATA_MISMATCH for data that arrived wrong, on whom corrupt_from blames
+// (blame_corruption: a sender, a receiver, a GPU's own copy, the pair, or the node; an
+// all-reduce names the receivers with wrong sums). Without corrupt_from (a verdict of an older
+// version) corrupted data is on node. `gpus`: the communicator's ranks (NcclReadings::gpus).
+// `seconds`: the time the collective was given, which the timeout's message quotes (readings
+// do not record it).
+std::vector<Finding> nccl_observations(const NcclCollectiveReading& collective,
+                                       const std::vector<std::string>& gpus,
+                                       std::optional<double> seconds = std::nullopt);
 
 std::string nccl_op_name(CollectiveOp op);   // "all-gather", as messages say it
 std::string format_size(std::size_t bytes);  // "256 MiB", "1000 bytes"

@@ -45,11 +45,44 @@ Json collective_json(const NcclCollectiveReading& c) {
   for (const auto& s : c.sizes) sizes.push_back(size_json(s));
   j["sizes"] = std::move(sizes);
   if (c.corrupt_elements) j["corrupt_elements"] = *c.corrupt_elements;
+  if (!c.corrupt_from.empty()) j["corrupt_from"] = c.corrupt_from;
   if (c.verified) j["verified"] = *c.verified;
   return j;
 }
 
-NcclCollectiveReading collective_of(const Fields& f, CollectiveOp op) {
+// A count as JSON gives it: a whole number >= 0 (nlohmann's get<> would cast -1.5 or 1e30,
+// which is undefined behaviour for an integer; a verdict given to `preflight judge` is outside
+// input).
+bool is_count(const Json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+}
+
+// corrupt_from: ranks x ranks counts, or absent. The blame (nccl_observations) indexes it by
+// rank both ways, so any other shape is refused here.
+std::vector<std::vector<std::uint64_t>> corrupt_from_of(const Fields& f, std::size_t ranks) {
+  std::vector<std::vector<std::uint64_t>> matrix;
+  const Json* rows = f.find("corrupt_from");
+  if (rows == nullptr) return matrix;
+  const std::string shape = "expected " + std::to_string(ranks) + " rows of " +
+                            std::to_string(ranks) + " counts, one per GPU of gpus";
+  if (!rows->is_array() || rows->size() != ranks) f.fail("corrupt_from", shape);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const Json& row = (*rows)[r];
+    const std::string at = "corrupt_from[" + std::to_string(r) + "]";
+    if (!row.is_array() || row.size() != ranks) f.fail(at, shape);
+    std::vector<std::uint64_t> counts;
+    for (std::size_t s = 0; s < ranks; ++s) {
+      if (!is_count(row[s])) {
+        f.fail(at + "[" + std::to_string(s) + "]", "expected a count, got " + row[s].dump());
+      }
+      counts.push_back(row[s].get<std::uint64_t>());
+    }
+    matrix.push_back(std::move(counts));
+  }
+  return matrix;
+}
+
+NcclCollectiveReading collective_of(const Fields& f, CollectiveOp op, std::size_t ranks) {
   NcclCollectiveReading c;
   c.op = op;
   for (const Fields& s : f.objects("sizes")) c.sizes.push_back(size_of(s));
@@ -58,6 +91,7 @@ NcclCollectiveReading collective_of(const Fields& f, CollectiveOp op) {
   c.timed_out = f.flag("timed_out").value_or(false);
   c.error = f.text("error");
   c.corrupt_elements = f.count("corrupt_elements");
+  c.corrupt_from = corrupt_from_of(f, ranks);
   c.verified = f.flag("verified");
   return c;
 }
@@ -88,7 +122,7 @@ void from_json(const nlohmann::ordered_json& j, NcclReadings& readings) {
     if (!planned->is_array()) f.fail("sizes_planned", "expected an array of byte counts");
     for (std::size_t i = 0; i < planned->size(); ++i) {
       const Json& v = (*planned)[i];
-      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+      if (!is_count(v)) {
         f.fail("sizes_planned[" + std::to_string(i) + "]",
                "expected a byte count, got " + v.dump());
       }
@@ -105,8 +139,8 @@ void from_json(const nlohmann::ordered_json& j, NcclReadings& readings) {
         if (item.key() == nccl_op_key(known)) op = known;
       }
       if (!op) collectives->fail(item.key(), "unknown collective (known: allgather, allreduce)");
-      readings.collectives.push_back(
-          collective_of(Fields(item.value(), collectives->name(item.key())), *op));
+      readings.collectives.push_back(collective_of(
+          Fields(item.value(), collectives->name(item.key())), *op, readings.gpus.size()));
     }
   }
 }

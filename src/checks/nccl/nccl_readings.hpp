@@ -3,7 +3,8 @@
 // `preflight judge` and the corpus (tests/data/nodes/) hand it back: the GPUs of the
 // communicator, and per collective the figures of every size and the verification's outcome.
 // judge_nccl() (nccl_math.hpp) judges the bus bandwidth from them; corrupted data, failures and
-// hangs are observations the check reports itself. docs/checks/nccl.md, "Readings".
+// hangs are observations, made from them by nccl_observations() (nccl_math.hpp) in the run and
+// in `preflight judge`. docs/checks/nccl.md, "Readings".
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -30,7 +31,12 @@ struct NcclCollectiveReading {
   std::string error;                              // what failed; empty when nothing did
   std::vector<NcclSizeReading> sizes;             // those measured, in the order run
   std::optional<std::uint64_t> corrupt_elements;  // elements that arrived wrong, all sizes
-  std::optional<bool> verified;                   // every received element was checked
+  // corrupt_from[r][s]: elements from the GPU of rank s that arrived wrong at the GPU of rank r,
+  // all sizes (all-reduce: on the diagonal, as a sum cannot name its source): who is to blame.
+  // Recorded only where some arrived wrong, ranks x ranks; a verdict of an older version has the
+  // total alone.
+  std::vector<std::vector<std::uint64_t>> corrupt_from;
+  std::optional<bool> verified;  // every received element was checked
 };
 
 struct NcclReadings {
@@ -47,7 +53,8 @@ struct NcclReadings {
 std::string nccl_op_key(CollectiveOp op);
 
 void to_json(nlohmann::ordered_json& j, const NcclReadings& readings);
-// Throws InvalidInput naming the field ("collectives.allgather.sizes[1].busbw_gbps: ...").
+// Throws InvalidInput naming the field ("collectives.allgather.sizes[1].busbw_gbps: ...",
+// "collectives.allgather.corrupt_from: expected 8 rows, one per GPU").
 void from_json(const nlohmann::ordered_json& j, NcclReadings& readings);
 
 }  // namespace preflight

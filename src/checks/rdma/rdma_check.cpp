@@ -112,34 +112,11 @@ std::vector<RdmaNicReading> locate(const std::vector<RdmaDevice>& devices,
   return out;
 }
 
-// What a transfer's outcome says whatever the thresholds: it hung, failed or corrupted data.
-void observe_transfer(const PlannedTransfer& t, const RdmaTransferResult& r,
-                      std::vector<Finding>& findings, Metrics& metrics) {
-  const std::string what = describe_transfer(t);
-  if (r.timed_out) {
-    findings.push_back(make_finding(rdma_findings(), "RDMA_TIMEOUT", t.entity,
-                                    what + ": did not complete before the deadline"));
-    return;
-  }
-  if (!r.error.empty()) {
-    if (t.memory == RdmaMemory::gpu && r.registration.empty()) {
-      findings.push_back(make_finding(rdma_findings(), "RDMA_GPUDIRECT_UNAVAILABLE", t.entity,
-                                      what + ": " + r.error));
-    } else if (!r.connected) {
-      findings.push_back(
-          make_finding(rdma_findings(), "RDMA_CONNECT_FAILED", t.entity, what + ": " + r.error));
-    } else {
-      findings.push_back(
-          make_finding(rdma_findings(), "RDMA_TRANSFER_ERROR", t.entity, what + ": " + r.error));
-    }
-    return;
-  }
-  if (r.bad_bytes > 0) {
-    findings.push_back(
-        make_finding(rdma_findings(), "RDMA_DATA_MISMATCH", t.entity,
-                     what + ": " + std::to_string(r.bad_bytes) + " bytes arrived changed")
-            .measured(static_cast<double>(r.bad_bytes), "bytes"));
-  }
+// The figures of a transfer that completed (its data may still have arrived changed: that is
+// its observation, rdma_transfer_observation).
+void record_transfer_metrics(const PlannedTransfer& t, const RdmaTransferResult& r,
+                             Metrics& metrics) {
+  if (r.timed_out || !r.error.empty()) return;
   metrics.push_back(rdma_figures().transfer(t.kind)(t.entity, r.gbps));
   if (t.kind == "gpudirect") {
     // Which registration worked matters to NCCL: 1 dma-buf, 0 nvidia-peermem.
@@ -247,6 +224,12 @@ std::optional<std::vector<Finding>> RdmaCheck::judge(const Readings& readings,
   return judge_rdma(parsed, thresholds);
 }
 
+std::vector<Finding> RdmaCheck::observe(const Readings& readings) const {
+  RdmaReadings parsed;
+  from_json(readings, parsed);
+  return rdma_observations(parsed);
+}
+
 WorkPlan RdmaCheck::plan_work(const WorkRequest& request) const {
   return plan_rdma_work(request);
 }
@@ -310,9 +293,9 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   apply_faults(*ctx.faults, *inv, slow, result.findings);
   readings.devices = locate(inv->devices, gpu_locations(*ctx.node));
   for (const RdmaDevice& d : inv->devices) {
-    if (!d.error.empty()) {
-      result.findings.push_back(
-          make_finding(rdma_findings(), "RDMA_DEVICE_ERROR", d.name, d.error));
+    // Made as `preflight judge` makes it from the readings (Check::observe).
+    if (auto failed = rdma_device_observation(d)) {
+      result.findings.push_back(std::move(*failed));
       continue;
     }
     for (const RdmaPort& p : d.ports) {
@@ -400,7 +383,11 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
     } else {
       reading.result.timed_out = true;  // abandoned: it never returned
     }
-    observe_transfer(t, reading.result, result.findings, result.metrics);
+    // Hung, failed or corrupted: made as `preflight judge` makes it from the readings.
+    if (auto wrong = rdma_transfer_observation(t, reading.result)) {
+      result.findings.push_back(std::move(*wrong));
+    }
+    record_transfer_metrics(t, reading.result, result.metrics);
     readings.transfers.push_back(std::move(reading));
     ++done;
   }

@@ -22,6 +22,9 @@ class RdmaCheck final : public Check {
   // Parses the readings (rdma_readings.hpp) and judges them (judge_rdma).
   std::optional<std::vector<Finding>> judge(const Readings& readings,
                                             const Thresholds& thresholds) const override;
+  // The devices that could not be read and the transfers that hung, failed or corrupted data
+  // (rdma_observations, as run() makes them).
+  std::vector<Finding> observe(const Readings& readings) const override;
 
  private:
   CheckInfo info_;

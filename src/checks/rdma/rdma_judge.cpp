@@ -257,6 +257,46 @@ std::string describe_transfer(const PlannedTransfer& t) {
          (t.memory == RdmaMemory::gpu ? " with " + gpu_entity(t.gpu_index) : std::string());
 }
 
+std::optional<Finding> rdma_device_observation(const RdmaDevice& d) {
+  if (d.error.empty()) return std::nullopt;
+  return make_finding(rdma_findings(), "RDMA_DEVICE_ERROR", d.name, d.error);
+}
+
+std::optional<Finding> rdma_transfer_observation(const PlannedTransfer& t,
+                                                 const RdmaTransferResult& r) {
+  const std::string what = describe_transfer(t);
+  if (r.timed_out) {
+    return make_finding(rdma_findings(), "RDMA_TIMEOUT", t.entity,
+                        what + ": did not complete before the deadline");
+  }
+  if (!r.error.empty()) {
+    if (t.memory == RdmaMemory::gpu && r.registration.empty()) {
+      return make_finding(rdma_findings(), "RDMA_GPUDIRECT_UNAVAILABLE", t.entity,
+                          what + ": " + r.error);
+    }
+    return make_finding(rdma_findings(),
+                        r.connected ? "RDMA_TRANSFER_ERROR" : "RDMA_CONNECT_FAILED", t.entity,
+                        what + ": " + r.error);
+  }
+  if (r.bad_bytes > 0) {
+    return make_finding(rdma_findings(), "RDMA_DATA_MISMATCH", t.entity,
+                        what + ": " + std::to_string(r.bad_bytes) + " bytes arrived changed")
+        .measured(static_cast<double>(r.bad_bytes), "bytes");
+  }
+  return std::nullopt;
+}
+
+std::vector<Finding> rdma_observations(const RdmaReadings& readings) {
+  std::vector<Finding> findings;
+  for (const RdmaNicReading& d : readings.devices) {
+    if (auto f = rdma_device_observation(d.device)) findings.push_back(std::move(*f));
+  }
+  for (const RdmaTransferReading& t : readings.transfers) {
+    if (auto f = rdma_transfer_observation(t.planned, t.result)) findings.push_back(std::move(*f));
+  }
+  return findings;
+}
+
 std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& thresholds) {
   std::vector<Finding> findings;
   const NicSelection s = select_compute_nics(readings.devices, readings.rdma_devices);

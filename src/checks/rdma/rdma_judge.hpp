@@ -3,6 +3,7 @@
 // thresholds: which NICs are the compute fabric, then their ports, their count, their PCIe
 // links and the transfers' rates. Host-only, tested without any engine
 // (tests/checks/rdma/test_rdma_readings.cpp). docs/checks/rdma.md, "How topology enters".
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,15 @@ std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& 
 // "loopback mlx5_0", "pair mlx5_0 -> mlx5_3", "gpudirect mlx5_0 with gpu0": how messages name
 // a transfer.
 std::string describe_transfer(const PlannedTransfer& t);
+
+// What the readings prove whatever the thresholds, as run() reports it (Check::observe):
+// RDMA_DEVICE_ERROR for a device that could not be read; for a transfer RDMA_TIMEOUT (it hung),
+// RDMA_GPUDIRECT_UNAVAILABLE, RDMA_CONNECT_FAILED or RDMA_TRANSFER_ERROR (it failed: its data
+// was never verified), or RDMA_DATA_MISMATCH (bytes arrived changed). nullopt: nothing wrong.
+std::optional<Finding> rdma_device_observation(const RdmaDevice& device);
+std::optional<Finding> rdma_transfer_observation(const PlannedTransfer& t,
+                                                 const RdmaTransferResult& r);
+// Every one of the readings: the devices' in their order, then the transfers' in the order run.
+std::vector<Finding> rdma_observations(const RdmaReadings& readings);
 
 }  // namespace preflight
