@@ -205,6 +205,8 @@ struct RejudgeRecord {
   std::string thresholds_by;  // "recorded", "--sku h100-pcie-80gb", "SKU of the recorded run"
   int checks_rejudged = 0;    // checks whose judged findings were made again
   std::vector<std::string> checks_kept;  // checks without readings: findings kept as recorded
+  // Observations the readings prove (Check::observe) that the verdict lacked, added again.
+  int observations_restored = 0;
 };
 
 // One pass of a repeated run (`--repeat`, `--duration`): its own verdict, kept whole.

@@ -26,6 +26,10 @@ readonly PF_DRAIN_BEFORE=120 PF_DRAIN_AFTER=300
 # directory before it is read again: every node's prolog asking slurmctld at every job start
 # would load slurmctld on a large allocation.
 readonly PF_SLURM_CONFIG_MAX_AGE=3600
+# PREFLIGHT_REBOOT_ON_ACTION=yes: the record of the last reboot a hook asked Slurm for, and how
+# long it stops another: a fault that a reboot did not clear must leave the node drained for a
+# person, not reboot it in a loop (docs/slurm.md, Reboot on action).
+readonly PF_REBOOT_RECORD=reboot-requested PF_REBOOT_INTERVAL=86400
 readonly PF_DEFAULT_CONFIG=/etc/default/preflight
 # The search path of the hooks and of everything they start, whatever they were given
 # (docs/slurm.md, Security): slurmd passes none, bash's default then ends in ".", and the folder
@@ -62,7 +66,7 @@ readonly PF_VARS=(PREFLIGHT_BIN PREFLIGHT_STATE_DIR PREFLIGHT_HISTORY PREFLIGHT_
   PREFLIGHT_PROLOG_ARGS PREFLIGHT_PROLOG_ON_TOOL_ERROR PREFLIGHT_HEALTHCHECK_TIMEOUT
   PREFLIGHT_HEALTHCHECK_LOCK_WAIT PREFLIGHT_HEALTHCHECK_ARGS PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR
   PREFLIGHT_HEALTHCHECK_SKIP_BUSY PREFLIGHT_HEALTHCHECK_LOCK_SKIPS PREFLIGHT_SLURM_PROLOG_TIMEOUT
-  PREFLIGHT_DRAIN_GUARD_PERCENT PREFLIGHT_DRAIN_GUARD_WINDOW)
+  PREFLIGHT_DRAIN_GUARD_PERCENT PREFLIGHT_DRAIN_GUARD_WINDOW PREFLIGHT_REBOOT_ON_ACTION)
 
 PF_TAG=preflight   # syslog tag; replaced by PREFLIGHT_SYSLOG_TAG once that is validated
 PF_RUN_DIR=""      # per-run scratch directory inside the state directory, removed on exit
@@ -214,6 +218,7 @@ pf_load_config() {
   : "${PREFLIGHT_HEALTHCHECK_SKIP_BUSY:=1}" "${PREFLIGHT_HEALTHCHECK_LOCK_SKIPS:=3}"
   : "${PREFLIGHT_SLURM_PROLOG_TIMEOUT:=auto}"
   : "${PREFLIGHT_DRAIN_GUARD_PERCENT:=20}" "${PREFLIGHT_DRAIN_GUARD_WINDOW:=3600}"
+  : "${PREFLIGHT_REBOOT_ON_ACTION:=no}"
   if [[ -z ${PREFLIGHT_NODENAME:-} ]]; then
     PREFLIGHT_NODENAME=${SLURMD_NODENAME:-$(hostname -s 2>/dev/null || true)}
   fi
@@ -235,6 +240,7 @@ pf_load_config() {
   pf_require_word PREFLIGHT_PROLOG_ON_TOOL_ERROR fail pass
   pf_require_word PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR drain ignore
   pf_require_word PREFLIGHT_HEALTHCHECK_SKIP_BUSY 1 0
+  pf_require_word PREFLIGHT_REBOOT_ON_ACTION no yes
   if [[ $PREFLIGHT_SLURM_PROLOG_TIMEOUT != auto && $PREFLIGHT_SLURM_PROLOG_TIMEOUT != none ]]; then
     [[ $PREFLIGHT_SLURM_PROLOG_TIMEOUT =~ ^[0-9]{1,9}$ ]] ||
       pf_config_error "PREFLIGHT_SLURM_PROLOG_TIMEOUT=$PREFLIGHT_SLURM_PROLOG_TIMEOUT: not auto, none or a whole number from 1 to 86400"
@@ -340,12 +346,14 @@ pf_run_preflight() {
 }
 
 # Read a verdict through `preflight report --format tsv` (compute nodes may lack jq and python).
-# Sets PF_V_VERDICT, PF_V_REASON (sanitized), PF_V_DURATION, and PF_V_CHECKS_OK and
+# Sets PF_V_VERDICT, PF_V_REASON (sanitized), PF_V_DURATION, PF_V_ACTION (the node's recommended
+# action, one of the five words; empty from a preflight without it), and PF_V_CHECKS_OK and
 # PF_V_CHECKS_FAILED (comma-separated check names; empty from a preflight without them). Returns 1
 # if the file is missing or is not a node verdict.
 pf_read_verdict() {
   local file=$1 tsv key value
-  PF_V_VERDICT="" PF_V_REASON="" PF_V_DURATION="" PF_V_CHECKS_OK="" PF_V_CHECKS_FAILED=""
+  PF_V_VERDICT="" PF_V_REASON="" PF_V_DURATION="" PF_V_ACTION="" PF_V_CHECKS_OK=""
+  PF_V_CHECKS_FAILED=""
   [[ -s $file ]] || return 1
   tsv=$(timeout "$PF_CMD_TIMEOUT" "$PF_BIN" report --format tsv "$file" 2>/dev/null) || return 1
   local kind=""
@@ -355,6 +363,7 @@ pf_read_verdict() {
       verdict) PF_V_VERDICT=$value ;;
       reason) PF_V_REASON=$(pf_sanitize "$value" "$PF_REASON_MAX") ;;
       duration_s) PF_V_DURATION=$value ;;
+      action) [[ $value =~ ^(none|restart_job|reset_gpu|reboot|service)$ ]] && PF_V_ACTION=$value ;;
       checks_ok) [[ $value =~ ^[A-Za-z0-9_.,-]{0,1000}$ ]] && PF_V_CHECKS_OK=$value ;;
       checks_failed) [[ $value =~ ^[A-Za-z0-9_.,-]{0,1000}$ ]] && PF_V_CHECKS_FAILED=$value ;;
     esac
@@ -404,4 +413,35 @@ pf_classify() {
   fi
   PF_REASON=$(pf_sanitize "$PF_REASON" "$PF_REASON_MAX")
   PF_HAVE_VERDICT=$have_verdict
+}
+
+# An unhealthy verdict whose action is reboot, with PREFLIGHT_REBOOT_ON_ACTION=yes: ask Slurm to
+# reboot the node once it is idle and to resume it after (`scontrol reboot ASAP
+# nextstate=RESUME`, whose ASAP drains it meanwhile with REASON), instead of leaving it drained
+# until a person reboots it. Not when a reboot is already pending (STATE, where the caller read
+# it, holds REBOOT), nor within PF_REBOOT_INTERVAL of the last one a hook asked for. Returns 0 when
+# Slurm took the request; otherwise 1, the caller drains, and PF_DETAIL says why not (empty when
+# no reboot was called for).
+pf_request_reboot() {
+  local reason=$1 state=${2:-} file="$PREFLIGHT_STATE_DIR/$PF_REBOOT_RECORD" last="" now
+  PF_DETAIL=""
+  # Only for preflight's own unhealthy verdict: a tool error says nothing of the node.
+  [[ $PREFLIGHT_REBOOT_ON_ACTION == yes && ${PF_OUTCOME:-} == unhealthy &&
+    ${PF_V_ACTION:-} == reboot ]] || return 1
+  if [[ $state == *REBOOT* ]]; then
+    PF_DETAIL="no reboot asked: one is pending already (State=$state)"
+    return 1
+  fi
+  now=$(date +%s)
+  read -r last <"$file" 2>/dev/null || true
+  if [[ $last =~ ^[0-9]{1,12}$ ]] && ((now - last >= 0 && now - last < PF_REBOOT_INTERVAL)); then
+    PF_DETAIL="no reboot asked: a hook asked for one at $(date -u -d "@$last" +%Y-%m-%dT%H:%M:%SZ), less than $((PF_REBOOT_INTERVAL / 3600)) h ago, and the fault is back"
+    return 1
+  fi
+  if ! timeout "$PF_CMD_TIMEOUT" "$PF_SCONTROL" reboot ASAP nextstate=RESUME "reason=$reason" \
+    "$PREFLIGHT_NODENAME" >/dev/null 2>&1; then
+    PF_DETAIL="scontrol reboot ASAP nextstate=RESUME failed"
+    return 1
+  fi
+  pf_write_into "$file" "$now" || true
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Slurm HealthCheckProgram: run `preflight run` periodically and act on the verdict, since slurmd
-# leaves any action to the program. Unhealthy: drain the node with Reason="preflight: <reason>".
+# leaves any action to the program. Unhealthy: drain the node with Reason="preflight: <reason>"
+# (or, for a verdict whose action is reboot with PREFLIGHT_REBOOT_ON_ACTION=yes, ask Slurm to
+# reboot it, drained until then, and resume it after).
 # Healthy: resume the node, but only if it is drained with a reason starting "preflight:", or
 # with Slurm's "Prolog error" from a failure our prolog recorded (prolog-failures.tsv), and this
 # run covered the checks that prolog failed; a node drained by anyone else stays drained. See
@@ -237,12 +239,14 @@ drain_guard() {
   fi
 }
 
-# Unhealthy verdict or tool error: drain with "preflight: WHY". Left alone: a node that already
-# has a reason that is not ours (an admin's drain keeps its reason) and one already drained
-# with this very reason (so the reason's time stamp keeps saying when it started). If the
-# state cannot be read, drain anyway: a bad node must not take jobs.
+# Unhealthy verdict or tool error: drain with "preflight: WHY", or, for a verdict whose action is
+# reboot with PREFLIGHT_REBOOT_ON_ACTION=yes, ask Slurm to reboot the node (which drains it with
+# the same reason until then: pf_request_reboot). Left alone: a node that already has a reason
+# that is not ours (an admin's drain keeps its reason) and one already drained with this very
+# reason (so the reason's time stamp keeps saying when it started). If the state cannot be read,
+# drain anyway: a bad node must not take jobs.
 act_drain() {
-  local what=$1 reason
+  local what=$1 reason note=""
   reason="$OUR_PREFIX $(pf_sanitize "$2" "$PF_REASON_MAX")"
   local -a cmd=(update "NodeName=$PREFLIGHT_NODENAME" State=DRAIN "Reason=$reason")
   if node_info; then
@@ -256,8 +260,13 @@ act_drain() {
     fi
   fi
   drain_guard "$what" "$reason"
+  if pf_request_reboot "$reason" "$NODE_STATE"; then
+    pf_log err "node=$PREFLIGHT_NODENAME $what action=reboot reason=$reason (scontrol reboot ASAP nextstate=RESUME: PREFLIGHT_REBOOT_ON_ACTION=yes)"
+    exit 0
+  fi
+  if [[ -n $PF_DETAIL ]]; then note=" ($PF_DETAIL)"; fi
   if scontrol_run "${cmd[@]}" >/dev/null; then
-    pf_log err "node=$PREFLIGHT_NODENAME $what action=drain reason=$reason"
+    pf_log err "node=$PREFLIGHT_NODENAME $what action=drain reason=$reason$note"
     exit 0
   fi
   pf_log err "node=$PREFLIGHT_NODENAME $what action=drain failed: scontrol update could not drain the node; reason=$reason"

@@ -14,6 +14,9 @@
 # exit, kind, failed checks or "-", reason), so that the health check can tell the "Prolog error" drain
 # it causes from anyone else's and resume the node once it is healthy again.
 #
+# With PREFLIGHT_REBOOT_ON_ACTION=yes, an unhealthy verdict whose action is reboot also asks Slurm
+# to reboot the node once idle (scontrol reboot ASAP nextstate=RESUME).
+#
 # Settings come from the environment file (PREFLIGHT_CONFIG, default /etc/default/preflight;
 # scripts/slurm/preflight.default lists them). One line goes to syslog per run.
 set -euo pipefail
@@ -215,7 +218,15 @@ main() {
       ;;
     unhealthy)
       FAIL_KIND=fault FAIL_CHECKS=$PF_V_CHECKS_FAILED FAIL_REASON=$PF_REASON
-      pf_log err "$(where) verdict=$PF_V_VERDICT exit=1 duration=${PF_V_DURATION}s reason=$PF_REASON$saved$interrupted$cut; slurmd drains the node and requeues the job"
+      # The drain is slurmd's; a reboot the verdict asks for is ours to request (docs/slurm.md,
+      # Reboot on action), before the exit that makes slurmd drain.
+      local after=""
+      if pf_request_reboot "preflight: $PF_REASON"; then
+        after="; Slurm reboots it once idle and resumes it (PREFLIGHT_REBOOT_ON_ACTION=yes)"
+      elif [[ -n $PF_DETAIL ]]; then
+        after=" ($PF_DETAIL)"
+      fi
+      pf_log err "$(where) verdict=$PF_V_VERDICT exit=1 duration=${PF_V_DURATION}s reason=$PF_REASON$saved$interrupted$cut; slurmd drains the node and requeues the job$after"
       exit 1
       ;;
     *)

@@ -147,6 +147,18 @@ std::string build_reason(const std::vector<Cause>& causes, bool injected,
 
 }  // namespace
 
+Action node_action(const Verdict& verdict) {
+  Action heaviest = Action::none;
+  const auto weigh = [&heaviest](const std::vector<Finding>& findings) {
+    for (const Finding& f : findings) {
+      if (f.severity != Severity::info) heaviest = std::max(heaviest, f.action);
+    }
+  };
+  weigh(verdict.findings);
+  for (const CheckResult& check : verdict.checks) weigh(check.findings);
+  return heaviest;
+}
+
 void aggregate(Verdict& verdict, bool strict) {
   std::vector<Cause> fails;
   std::vector<Cause> warns;
@@ -197,6 +209,7 @@ void aggregate(Verdict& verdict, bool strict) {
     verdict.exit_code = kExitHealthy;
     verdict.reason.clear();
   }
+  verdict.action = node_action(verdict);
 }
 
 }  // namespace preflight

@@ -126,7 +126,8 @@ Json rejudged_json(const std::optional<RejudgeRecord>& r) {
           {"judged_at", r->judged_at},
           {"thresholds_by", r->thresholds_by},
           {"checks_rejudged", r->checks_rejudged},
-          {"checks_kept", r->checks_kept}};
+          {"checks_kept", r->checks_kept},
+          {"observations_restored", r->observations_restored}};
 }
 
 }  // namespace
@@ -167,6 +168,7 @@ std::string verdict_to_json_text(const Verdict& v) {
   j["verdict"] = std::string(to_string(v.verdict));
   j["exit_code"] = v.exit_code;
   j["reason"] = v.reason;
+  j["action"] = std::string(to_string(v.action));
   j["injected_faults"] = v.injected_faults;
   j["findings"] = findings_json(v.findings);
 

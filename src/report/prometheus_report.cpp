@@ -157,6 +157,12 @@ std::string verdict_to_prometheus(const Verdict& v, const FigureCatalogue& figur
     out.add("preflight_verdict", "node verdict of the last run: 1 for the verdict it had",
             {{"verdict", std::string(to_string(s))}}, v.verdict == s ? 1 : 0);
   }
+  for (Action a : kAllActions) {
+    out.add("preflight_action",
+            "recommended action for the node from the last run: 1 for the action it had "
+            "(docs/findings.md)",
+            {{"action", std::string(to_string(a))}}, v.action == a ? 1 : 0);
+  }
   out.add("preflight_healthy", "1 when the last run's exit code was 0 (healthy)", {},
           v.exit_code == kExitHealthy ? 1 : 0);
   out.add("preflight_exit_code", "exit code of the last run (docs/verdict.md)", {}, v.exit_code);

@@ -160,6 +160,9 @@ std::string report_fields_tsv(const ReportDocument& document) {
   field("verdict", text_of(doc, "verdict"));
   field("exit_code", text_of(doc, "exit_code"));
   field("reason", text_of(doc, "reason"));
+  // What the Slurm hooks act on beyond draining (PREFLIGHT_REBOOT_ON_ACTION); empty from a
+  // verdict of a version before it.
+  if (!fleet) field("action", text_of(doc, "action"));
   field("injected", has_entries(doc, "injected_faults") ? "1" : "0");
   if (!fleet) {
     field("checks_ok", checks_with_status(doc, {"pass", "warn"}));

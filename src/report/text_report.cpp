@@ -44,7 +44,11 @@ void finding_lines(std::ostringstream& os, const std::string& where, const Findi
   os << "  " << status_cell(status_of(f.severity), style, 5) << padded(where, 11) << ' '
      << padded(f.entity, 8) << ' ' << f.code << (f.injected ? " [injected]" : "") << ": "
      << f.message << '\n';
-  if (!f.remediation.empty()) os << "        fix: " << f.remediation << '\n';
+  // The action beside the remediation, where there is one to take: "fix (reset_gpu): ...".
+  if (f.remediation.empty()) return;
+  os << "        fix";
+  if (f.action != Action::none) os << " (" << to_string(f.action) << ')';
+  os << ": " << f.remediation << '\n';
 }
 
 // A check's matrices as grids (rows: from, columns: to), "-" where there is no figure.
@@ -180,7 +184,9 @@ std::string verdict_to_text(const Verdict& v, const TextStyle& style) {
   }
   if (v.burnin) burnin_lines(os, v);
   os << "\nVerdict: " << status_cell(v.verdict, style, 0) << " (exit " << v.exit_code << ", "
-     << seconds(v.duration_s) << ")";
+     << seconds(v.duration_s);
+  if (v.action != Action::none) os << ", action " << to_string(v.action);
+  os << ")";
   if (!v.reason.empty()) os << ": " << v.reason;
   os << '\n';
   return os.str();

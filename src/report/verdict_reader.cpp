@@ -193,6 +193,15 @@ Verdict verdict_of(const Fields& f) {
   v.injected_faults = f.texts("injected_faults");
   v.findings = findings_of(f);
   v.checks = checks_of(f);
+  // Absent in verdicts of versions before it: the same rule aggregate() follows, from the
+  // findings' actions as read.
+  if (const std::string action = f.text("action"); !action.empty()) {
+    const std::optional<Action> parsed = parse_action(action);
+    if (!parsed) f.fail("action", "unknown action \"" + printable(action) + "\"");
+    v.action = *parsed;
+  } else {
+    v.action = node_action(v);
+  }
   if (const auto b = f.object("burnin")) {
     BurninInfo info;
     if (const auto requested = b->integer("passes_requested", 0, 1000000000)) {
@@ -217,6 +226,8 @@ Verdict verdict_of(const Fields& f) {
     record.thresholds_by = r->text("thresholds_by");
     record.checks_rejudged = integer_of(*r, "checks_rejudged");
     record.checks_kept = r->texts("checks_kept");
+    // Absent in a verdict judged by a version before it: none were.
+    record.observations_restored = integer_of(*r, "observations_restored");
     v.rejudged = std::move(record);
   }
   if (const auto p = f.object("plan")) {

@@ -140,6 +140,56 @@ TEST_CASE("fake nvml run: a failing NVML query is reported as NVML_READ_ERROR on
   CHECK(metrics["gpu1.temperature_c"] == 35.0);
 }
 
+TEST_CASE("fake nvml run: NVML's GPU recovery action is the driver's verdict on its GPU",
+          "[fake-nvml]") {
+  TempDir dir;
+  SECTION("none (0, the default) says nothing and is recorded") {
+    const json v = run_on_fake(dir, kEightGpus, {});
+    check_node_findings(v);
+    CHECK(gpu_findings(inventory_findings(v)).empty());
+    const json& gpus = (*find_check(v, "inventory"))["readings"]["gpus"];
+    REQUIRE(gpus.size() == 8);
+    CHECK(gpus[2]["recovery_action"] == 0);
+  }
+  SECTION("node reboot (2) on gpu2") {
+    const json v = run_on_fake(dir, std::string(kEightGpus) + "gpu2.recovery_action=2\n", {});
+    check_node_findings(v);
+    const json& findings = inventory_findings(v);
+    CHECK(gpu_findings(findings) == std::vector<std::string>{"GPU_RECOVERY_REBOOT@gpu2"});
+    const json* f = find_finding(findings, "GPU_RECOVERY_REBOOT", "gpu2");
+    REQUIRE(f != nullptr);
+    CHECK((*f)["message"] == "the driver asks for: node reboot (2)");
+    CHECK((*f)["severity"] == "fail");
+    CHECK((*f)["action"] == "reboot");
+    CHECK((*f)["injected"] == false);
+  }
+  SECTION("GPU reset (1) on gpu5") {
+    const json v = run_on_fake(dir, std::string(kEightGpus) + "gpu5.recovery_action=1\n", {});
+    const json& findings = inventory_findings(v);
+    CHECK(gpu_findings(findings) == std::vector<std::string>{"GPU_RECOVERY_RESET@gpu5"});
+    const json* f = find_finding(findings, "GPU_RECOVERY_RESET", "gpu5");
+    REQUIRE(f != nullptr);
+    CHECK((*f)["message"] == "the driver asks for: GPU reset (1)");
+    CHECK((*f)["action"] == "reset_gpu");
+  }
+  SECTION("a driver without the field is silent; a failing field is a read error") {
+    const json v = run_on_fake(dir,
+                               std::string(kEightGpus) +
+                                   "gpu1.unsupported.recovery_action=1\n"
+                                   "gpu4.error.recovery_action=unknown\n",
+                               {});
+    const json& findings = inventory_findings(v);
+    CHECK(gpu_findings(findings) == std::vector<std::string>{"NVML_READ_ERROR@gpu4"});
+    const json* error = find_finding(findings, "NVML_READ_ERROR", "gpu4");
+    REQUIRE(error != nullptr);
+    CHECK((*error)["message"] ==
+          "nvmlDeviceGetFieldValues(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): Unknown Error");
+    const json& gpus = (*find_check(v, "inventory"))["readings"]["gpus"];
+    CHECK_FALSE(gpus[1].contains("recovery_action"));
+    CHECK_FALSE(gpus[4].contains("recovery_action"));
+  }
+}
+
 TEST_CASE("fake nvml run: an injected ECC fault lands on the named GPU", "[fake-nvml]") {
   TempDir dir;
   const json v = run_on_fake(dir, kEightGpus, {"--inject-fault", "ecc-uncorrectable:2@gpu=5"});
@@ -154,6 +204,27 @@ TEST_CASE("fake nvml run: an injected ECC fault lands on the named GPU", "[fake-
   CHECK((*ecc)["value"] == 2.0);
   CHECK(v["verdict"] == "fail");
   CHECK(v["reason"].get<std::string>().rfind("injected fault: ", 0) == 0);
+}
+
+TEST_CASE("fake nvml run: an injected Xid lands on the GPU at its bus id, by the Xid table",
+          "[fake-nvml]") {
+  TempDir dir;
+  for (const auto& [spec, code] :
+       std::vector<std::pair<std::string, std::string>>{{"xid:79@gpu=5", "XID_REBOOT"},
+                                                        {"xid:48@gpu=2", "XID_RESET_GPU"},
+                                                        {"xid:64@gpu=1", "XID_SERVICE"},
+                                                        {"xid:13@gpu=3", "XID_APPLICATION"},
+                                                        {"xid:999@gpu=0", "XID_UNLISTED"}}) {
+    INFO(spec);
+    const json v = run_on_fake(dir, kEightGpus, {"--checks", "events", "--inject-fault", spec});
+    const json* events = find_check(v, "events");
+    REQUIRE(events != nullptr);
+    const std::string gpu = "gpu" + spec.substr(spec.find('=') + 1);
+    CHECK(gpu_findings((*events)["findings"]) == std::vector<std::string>{code + "@" + gpu});
+    const json* f = find_finding((*events)["findings"], code, gpu);
+    REQUIRE(f != nullptr);
+    CHECK((*f)["injected"] == true);
+  }
 }
 
 TEST_CASE("fake nvml run: a fault aimed at a GPU the node lacks is invalid", "[fake-nvml]") {

@@ -84,6 +84,11 @@ def main():
         want = 1.0 if verdict["verdict"] == v else 0.0
         if value("preflight_verdict", verdict=v) != want:
             fail(f"preflight_verdict{{verdict={v}}} != {want}")
+    # The node's recommended action: one series per action, 1 for the verdict's.
+    for a in ("none", "restart_job", "reset_gpu", "reboot", "service"):
+        want = 1.0 if verdict["action"] == a else 0.0
+        if value("preflight_action", action=a) != want:
+            fail(f"preflight_action{{action={a}}} != {want}")
     if value("preflight_exit_code") != verdict["exit_code"]:
         fail("preflight_exit_code differs from the verdict's exit_code")
     if value("preflight_healthy") != (1.0 if verdict["exit_code"] == 0 else 0.0):

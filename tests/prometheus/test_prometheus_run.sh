@@ -19,7 +19,8 @@ mkdir -p "$work/textfile"
 PREFLIGHT_NVML_LIBRARY=/nonexistent CUDA_VISIBLE_DEVICES= \
   "$preflight" run --expect-gpus 0 --json "$work/v.json" --prom "$work/textfile/node.prom" >/dev/null
 /usr/bin/python3 "$here/check_prometheus.py" "$work/textfile/node.prom" "$work/v.json" \
-  'preflight_verdict{verdict=pass}=1' 'preflight_gpus=0' '!preflight_burnin_passes'
+  'preflight_verdict{verdict=pass}=1' 'preflight_action{action=none}=1' 'preflight_gpus=0' \
+  '!preflight_burnin_passes'
 
 # A burn-in's file says how many passes ran.
 PREFLIGHT_NVML_LIBRARY=/nonexistent CUDA_VISIBLE_DEVICES= \
@@ -38,6 +39,7 @@ if [[ -n "$fake_nvml" ]]; then
   [[ $status -eq 1 ]] || { echo "the injected ECC fault must exit 1, got $status"; exit 1; }
   /usr/bin/python3 "$here/check_prometheus.py" "$work/textfile/node.prom" "$work/v.json" \
     'preflight_verdict{verdict=fail}=1' 'preflight_injected=1' 'preflight_gpus=2' \
+    'preflight_action{action=none}=0' \
     'preflight_gpu_temperature_celsius{gpu=1}=47' \
     'preflight_gpu_ecc_uncorrected_volatile_errors{gpu=1}=2' \
     'preflight_gpu_ecc_uncorrected_volatile_errors{gpu=0}=0' \

@@ -67,8 +67,9 @@ t_setup() {
   qt=$(printf '%q' "$T")
 
   # scontrol: one line per call, "argc=N" and each argument %q-quoted; `-o show node NAME`
-  # prints $T/node.line (exit 1 without it); `update` exits with $T/update.rc (default 0);
-  # `show config` prints $T/config.out (exit 1 without it, as with slurmctld down).
+  # prints $T/node.line (exit 1 without it); `update` exits with $T/update.rc (default 0), and
+  # `reboot` with $T/reboot.rc; `show config` prints $T/config.out (exit 1 without it, as with
+  # slurmctld down).
   cat >"$T/stubs/scontrol" <<EOF
 #!/bin/bash
 T=$qt
@@ -87,6 +88,7 @@ if [[ \$# -eq 4 && \$1 == -o && \$2 == show && \$3 == node ]]; then
   exit 0
 fi
 if [[ \$1 == update ]]; then exit "\$(cat "\$T/update.rc" 2>/dev/null || echo 0)"; fi
+if [[ \$1 == reboot ]]; then exit "\$(cat "\$T/reboot.rc" 2>/dev/null || echo 0)"; fi
 if [[ \$# -eq 2 && \$1 == show && \$2 == config ]]; then
   [[ -f \$T/config.out ]] || { echo "slurm_load_ctl_conf error: Unable to contact slurm controller" >&2; exit 1; }
   cat "\$T/config.out"

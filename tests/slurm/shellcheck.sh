@@ -10,7 +10,8 @@ fi
 shellcheck -x scripts/slurm/prolog.sh scripts/slurm/healthcheck.sh scripts/slurm/common.sh \
   scripts/slurm/trust.sh scripts/slurm/state.sh
 shellcheck -x -P tests/slurm tests/slurm/lib.sh tests/slurm/test_prolog.sh \
-  tests/slurm/test_healthcheck.sh tests/slurm/test_security.sh tests/slurm/test-harness.sh \
+  tests/slurm/test_healthcheck.sh tests/slurm/test_reboot.sh tests/slurm/test_security.sh \
+  tests/slurm/test-harness.sh \
   tests/slurm/hooks_under_test.sh \
   tests/slurm/shellcheck.sh
 # The example environment file is sourced by the hooks: it must be valid shell.

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -108,19 +109,28 @@ std::vector<std::string> codes_in(const std::string& text) {
   return codes;
 }
 
-// The table rows of a docs page: code -> severity, in the form "| `CODE` | fail | ...".
+// The header every "Finding codes" table has: the action is its third column.
+constexpr const char* kCodesHeader = "| Code | Severity | Action | Meaning | Remediation |";
+
+// The table rows of a docs page: code -> "severity action", in the form
+// "| `CODE` | fail | reset_gpu | ...". A row without the Action column reads as its meaning's
+// first word, so it differs from the table's action.
 std::map<std::string, std::string> documented_codes(const std::string& page) {
   std::map<std::string, std::string> documented;
-  const std::regex row(R"(^\|\s*`([A-Z0-9_]+)`\s*\|\s*(info|warn|fail)\s*\|)");
+  const std::regex row(R"(^\|\s*`([A-Z0-9_]+)`\s*\|\s*(info|warn|fail)\s*\|\s*([^|\s]*))");
   std::istringstream lines(slurp(std::string(PREFLIGHT_SOURCE_DIR) + "/" + page));
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
     if (std::regex_search(line, m, row)) {
       INFO(page << ": " << m[1].str() << " documented twice");
-      CHECK(documented.emplace(m[1], m[2]).second);
+      CHECK(documented.emplace(m[1], m[2].str() + " " + m[3].str()).second);
     }
   }
   return documented;
+}
+
+std::string severity_and_action(const FindingSpec& spec) {
+  return std::string(to_string(spec.severity)) + " " + std::string(to_string(spec.action));
 }
 
 FindingCatalogue builtin_catalogue() {
@@ -197,12 +207,11 @@ TEST_CASE("catalogue: each check's own codes are its first table, documented on 
 
 TEST_CASE("catalogue: each page lists exactly the codes of the tables it documents") {
   const FindingCatalogue catalogue = builtin_catalogue();
-  std::map<std::string, std::map<std::string, std::string>> expected;  // page -> code -> severity
+  // page -> code -> "severity action"
+  std::map<std::string, std::map<std::string, std::string>> expected;
   for (const FindingTable* table : catalogue.tables()) {
     auto& page = expected[std::string(table->doc)];
-    for (const auto& spec : table->codes) {
-      page[std::string(spec.code)] = std::string(to_string(spec.severity));
-    }
+    for (const auto& spec : table->codes) page[std::string(spec.code)] = severity_and_action(spec);
   }
   // Every page of docs/: a code's row appears once, on the page of its table.
   std::vector<std::string> pages;
@@ -220,13 +229,85 @@ TEST_CASE("catalogue: each page lists exactly the codes of the tables it documen
   for (const auto& [page, codes] : expected) {
     INFO(page);
     CHECK(std::find(pages.begin(), pages.end(), page) != pages.end());
+    // Every table of codes on it has the Action column (docs/findings.md, "Recommended action").
+    std::istringstream lines(slurp(root + "/" + page));
+    std::size_t tables = 0;
+    bool all_with_action = true;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("| Code | Severity |", 0) != 0) continue;
+      ++tables;
+      all_with_action = all_with_action && line == kCodesHeader;
+    }
+    CHECK(tables > 0);
+    CHECK(all_with_action);
   }
   for (const auto& page : pages) {
     INFO(page);
     const auto it = expected.find(page);
     const std::map<std::string, std::string> none;
-    CHECK(documented_codes(page) == (it == expected.end() ? none : it->second));
+    const std::map<std::string, std::string>& want = it == expected.end() ? none : it->second;
+    const std::map<std::string, std::string> documented = documented_codes(page);
+    // Row by row, so that a failure names the code and both sides.
+    for (const auto& [code, row] : want) {
+      const auto at = documented.find(code);
+      INFO(code << ": the table says \"" << row << "\", the page \""
+                << (at == documented.end() ? std::string("nothing") : at->second) << "\"");
+      CHECK((at != documented.end() && at->second == row));
+    }
+    for (const auto& [code, row] : documented) {
+      INFO(code << " is on the page but in none of the tables documented there");
+      CHECK(want.count(code) == 1);
+    }
   }
+}
+
+TEST_CASE(
+    "catalogue: every code in the catalogue has a recommended action, and a fail that blames the "
+    "node asks for more than none") {
+  // The fail codes that blame the node and still ask for nothing of it: the run was cut short or
+  // the tool failed (their cause, a hung GPU, has a finding of its own), a drill tested nothing,
+  // or a setting is wrong that no reset, reboot or repair changes. Adding one here is a decision,
+  // not a default: docs/findings.md, "Recommended action".
+  const std::set<std::string> fail_without_action = {"CHECK_INTERRUPTED",    "CHECK_ERROR",
+                                                     "RUN_INCOMPLETE",       "RUN_INTERRUPTED",
+                                                     "FAULT_TARGET_MISSING", "RDMA_NO_GID"};
+  const auto mentions = [](std::string_view text, const char* word) {
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return lower.find(word) != std::string::npos;
+  };
+  std::set<std::string> found_without_action;
+  const FindingCatalogue catalogue = builtin_catalogue();
+  for (const FindingTable* table : catalogue.tables()) {
+    for (const FindingSpec& spec : table->codes) {
+      const std::string code(spec.code);
+      INFO(table->owner << ": " << code << " asks for " << to_string(spec.action));
+      // One of the five, spelled as the verdict writes it.
+      const std::optional<Action> parsed = parse_action(to_string(spec.action));
+      REQUIRE(parsed.has_value());
+      CHECK(*parsed == spec.action);
+      if (spec.blame == Blame::tool) {
+        // Fix the package, not the node.
+        CHECK(spec.action == Action::none);
+      } else if (spec.severity == Severity::fail) {
+        if (spec.action == Action::none) found_without_action.insert(code);
+      } else {
+        // A node that stays in service (info, warn) is not reset, rebooted or repaired.
+        CHECK(spec.action <= Action::restart_job);
+      }
+      // A hang is cleared by a reset or a reboot, never by nothing nor only by a person.
+      if (code.size() > 8 && code.substr(code.size() - 8) == "_TIMEOUT") {
+        CHECK((spec.action == Action::reset_gpu || spec.action == Action::reboot));
+      }
+      // What pends until a reset asks for one.
+      if (code.find("_PENDING") != std::string::npos) CHECK(spec.action == Action::reset_gpu);
+      // The remediation says the same as the action.
+      if (spec.action == Action::reset_gpu) CHECK(mentions(spec.remediation, "reset"));
+      if (spec.action == Action::reboot) CHECK(mentions(spec.remediation, "reboot"));
+    }
+  }
+  CHECK(found_without_action == fail_without_action);
 }
 
 TEST_CASE("catalogue: docs/findings.md's index lists every code documented on another page") {

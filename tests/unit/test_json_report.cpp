@@ -62,6 +62,8 @@ TEST_CASE("json: the verdict has every documented key with the documented type")
   CHECK(j["verdict"] == "fail");
   CHECK(j["exit_code"] == 1);
   CHECK(j["reason"].is_string());
+  // The heaviest of TEMPERATURE_CRITICAL (service) and MIG_ENABLED (reset_gpu).
+  CHECK(j["action"] == "service");
   CHECK(j["injected_faults"].is_array());
   CHECK(j["findings"].is_array());
 
@@ -79,6 +81,8 @@ TEST_CASE("json: the verdict has every documented key with the documented type")
   CHECK(f["unit"] == "C");
   CHECK(f["threshold"] == 85);
   CHECK(f["remediation"].is_string());
+  CHECK(f["action"] == "service");
+  CHECK(check["findings"][1]["action"] == "reset_gpu");
   CHECK(f["injected"] == false);
   CHECK(check["findings"][1]["value"].is_null());
   CHECK(check["findings"][1]["threshold"].is_null());
@@ -125,6 +129,7 @@ TEST_CASE("json: top-level keys come in the documented order") {
                                              "verdict",
                                              "exit_code",
                                              "reason",
+                                             "action",
                                              "injected_faults",
                                              "findings",
                                              "checks",
@@ -150,9 +155,20 @@ TEST_CASE(
   CHECK_THAT(text, Catch::Contains("inventory"));
   CHECK_THAT(text, Catch::Contains("FAIL"));
   CHECK_THAT(text, Catch::Contains("TEMPERATURE_CRITICAL"));
-  CHECK_THAT(text, Catch::Contains("fix: "));
-  CHECK_THAT(text, Catch::Contains("Verdict: FAIL (exit 1"));
+  // Each finding's action beside its remediation, the node's (the heaviest) on the verdict line.
+  CHECK_THAT(text, Catch::Contains("fix (service): Drain the node"));
+  CHECK_THAT(text, Catch::Contains("fix (reset_gpu): Disable MIG"));
+  CHECK_THAT(text, Catch::Contains("Verdict: FAIL (exit 1, 1.2s, action service): "));
   CHECK(text.find('\033') == std::string::npos);
+  // An action of none is not printed.
+  Verdict warned = sample_verdict();
+  warned.checks[0].findings = {
+      make_finding(inventory_findings(), "PERSISTENCE_MODE_OFF", "gpu0", "persistence off")};
+  warned.checks[0].status = Status::warn;
+  aggregate(warned, false);
+  const std::string plain = verdict_to_text(warned, TextStyle{});
+  CHECK_THAT(plain, Catch::Contains("        fix: Run nvidia-persistenced"));
+  CHECK_THAT(plain, Catch::Contains("Verdict: WARN (exit 0, 1.2s): "));
   const std::string coloured = verdict_to_text(sample_verdict(), TextStyle{true});
   CHECK(coloured.find('\033') != std::string::npos);
 }

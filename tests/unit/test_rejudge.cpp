@@ -277,6 +277,29 @@ TEST_CASE("verdict reader: a written verdict reads back and writes the same docu
                                                "y.json")) == judged_text);
 }
 
+TEST_CASE("verdict reader: the node's action is read back; absent, worked out from the findings") {
+  using nlohmann::ordered_json;
+  Verdict v;
+  CheckResult c;
+  c.name = "inventory";
+  c.findings.push_back(
+      make_finding(inventory_findings(), "ROW_REMAP_PENDING", "gpu1", "1 row pending"));
+  c.status = status_from_findings(c.findings);
+  v.checks.push_back(c);
+  aggregate(v, false);
+  REQUIRE(v.action == Action::reset_gpu);
+  ordered_json doc = ordered_json::parse(verdict_to_json_text(v));
+  CHECK(verdict_from_json(doc, "v.json").action == Action::reset_gpu);
+  // A verdict's own word is kept, even where its findings would say otherwise.
+  doc["action"] = "reboot";
+  CHECK(verdict_from_json(doc, "v.json").action == Action::reboot);
+  // A verdict of a version before the field: the same rule as aggregate's.
+  doc.erase("action");
+  CHECK(verdict_from_json(doc, "v.json").action == Action::reset_gpu);
+  doc["action"] = "restart";
+  CHECK_THROWS_WITH(verdict_from_json(doc, "v.json"), "v.json: action: unknown action \"restart\"");
+}
+
 TEST_CASE("verdict reader: bad documents are one line naming the file and the field") {
   using nlohmann::ordered_json;
   const auto message = [](const std::string& text) {

@@ -164,3 +164,31 @@ TEST_CASE("verdict: failures that blame the tool's installation make the check e
   aggregate(with_fault, false);
   CHECK(with_fault.exit_code == kExitUnhealthy);
 }
+
+TEST_CASE("verdict: the node's action is the heaviest of its warn and fail findings") {
+  const auto f = [](const char* code, const char* entity) {
+    return make_finding(inventory_findings(), code, entity, "x");
+  };
+  Verdict v = verdict_of({check("inventory", Status::pass)});
+  aggregate(v, false);
+  CHECK(v.action == Action::none);
+  // A warn asks for nothing; a fail's reset wins; a run-level reboot outweighs it; a heavier
+  // action of another check wins again.
+  v = verdict_of({check("inventory", Status::fail,
+                        {f("PERSISTENCE_MODE_OFF", "gpu0"), f("ROW_REMAP_PENDING", "gpu1")})});
+  aggregate(v, false);
+  CHECK(v.action == Action::reset_gpu);
+  v.findings.push_back(make_finding(runner_findings(), "DISCOVERY_TIMEOUT", "node", "x"));
+  aggregate(v, false);
+  CHECK(v.action == Action::reboot);
+  v.checks.push_back(check("other", Status::fail, {f("ROW_REMAP_FAILED", "gpu2")}));
+  aggregate(v, false);
+  CHECK(v.action == Action::service);
+  CHECK(node_action(v) == Action::service);
+  // Info findings do not count, whatever their action.
+  Finding info = f("NO_GPU_EXPECTED", "node");
+  info.action = Action::service;
+  v = verdict_of({check("inventory", Status::pass, {info})});
+  aggregate(v, false);
+  CHECK(v.action == Action::none);
+}

@@ -17,7 +17,7 @@ const FindingTable& bandwidth_findings() {
            "Drain the node; check `dmesg` for Xid and AER errors and `nvidia-smi -q -d ECC`; "
            "rerun the check to confirm; reseat or RMA the component on the path named in the "
            "message."},
-          {"BANDWIDTH_CUDA_ERROR", Severity::fail, Action::service,
+          {"BANDWIDTH_CUDA_ERROR", Severity::fail, Action::reset_gpu,
            "A CUDA call failed while a bandwidth check copied or tested memory on this GPU or "
            "pair.",
            "Check `dmesg` for Xid errors; if the message says out of memory, free the memory "
@@ -27,7 +27,7 @@ const FindingTable& bandwidth_findings() {
            "unverified.",
            "Fix why CUDA cannot see the GPU (inventory reports it: CUDA_VISIBLE_DEVICES, Xid "
            "errors, a GPU lost to the driver), then rerun."},
-          {"BANDWIDTH_TIMEOUT", Severity::fail, Action::service,
+          {"BANDWIDTH_TIMEOUT", Severity::fail, Action::reset_gpu,
            "Copies or memory tests on this GPU or pair did not complete before the check's "
            "deadline: the GPU, the link or the driver hung.",
            "Check `dmesg` for Xid errors and whether nvidia-smi still answers; drain the node "

@@ -29,6 +29,9 @@ KernelLogPaths KernelLogPaths::from_environment() {
   if (const char* boot = std::getenv("PREFLIGHT_BOOT_ID_PATH"); boot != nullptr && *boot != '\0') {
     paths.boot_id = boot;
   }
+  if (const char* sysfs = std::getenv("PREFLIGHT_SYSFS_ROOT"); sysfs != nullptr && *sysfs != '\0') {
+    paths.sysfs = sysfs;
+  }
   return paths;
 }
 

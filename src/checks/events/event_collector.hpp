@@ -16,11 +16,12 @@
 namespace preflight {
 
 // Where the live log is read and how this boot is told from the last: the kernel's files by
-// default; tests point them at files of their own (PREFLIGHT_KMSG_PATH, PREFLIGHT_BOOT_ID_PATH).
+// default; tests point them at files of their own (PREFLIGHT_KMSG_PATH, PREFLIGHT_BOOT_ID_PATH,
+// PREFLIGHT_SYSFS_ROOT).
 struct KernelLogPaths {
   std::string kmsg = "/dev/kmsg";
   std::string boot_id = "/proc/sys/kernel/random/boot_id";
-  std::string sysfs = "/sys";  // where the NICs' PCI addresses are read
+  std::string sysfs = "/sys";  // where the NICs' PCI addresses and EDAC's counts are read
   // The defaults, with the test seams' environment variables applied.
   static KernelLogPaths from_environment();
 };

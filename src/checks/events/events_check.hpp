@@ -18,19 +18,24 @@ namespace preflight {
 
 inline constexpr const char* kKernelLogFlag = "--kernel-log";
 
+// xid:N@gpu=I and host-error:WORD@check=events (docs/checks/events.md, "Fault injection").
+std::vector<FaultKindSpec> events_fault_kinds();
+
 class EventsCheck final : public Check {
  public:
   explicit EventsCheck(KernelLogPaths paths = KernelLogPaths::from_environment());
   const CheckInfo& info() const override { return info_; }
   // --kernel-log FILE must be a regular file preflight can read, within the reader's bounds.
   void validate_options(const CheckOptions& options) const override;
-  // Reading the log: at most kReadSeconds, whatever its length (docs/plan.md).
+  // Reading the log: kExpectedSeconds as modelled, at most kReadSeconds whatever its length
+  // (docs/plan.md).
   WorkPlan plan_work(const WorkRequest& request) const override;
   CheckResult run(CheckContext& ctx) const override;
   std::optional<std::vector<Finding>> judge(const Readings& readings,
                                             const Thresholds& thresholds) const override;
 
   static constexpr double kReadSeconds = 0.5;
+  static constexpr double kExpectedSeconds = 0.1;
 
  private:
   CheckInfo info_;

@@ -1,5 +1,7 @@
 // The events check's judgement (judge_events, events_readings.hpp): readings in, findings out.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -59,21 +61,27 @@ std::string detail(const EventGroup& g) {
   return out;
 }
 
-std::string_view xid_code(const XidSpec* spec) {
-  if (spec == nullptr) return "XID_UNLISTED";
+// The finding of an Xid's bucket (each code spelt out: tests/unit/test_catalogue.cpp finds every
+// code a make_finding call emits).
+Finding xid_bucket_finding(const XidSpec* spec, std::string entity, std::string message) {
+  if (spec == nullptr)
+    return make_finding(events_findings(), "XID_UNLISTED", std::move(entity), std::move(message));
   switch (spec->bucket) {
     case XidBucket::informational:
-      return "XID_INFORMATIONAL";
+      return make_finding(events_findings(), "XID_INFORMATIONAL", std::move(entity),
+                          std::move(message));
     case XidBucket::application:
-      return "XID_APPLICATION";
+      return make_finding(events_findings(), "XID_APPLICATION", std::move(entity),
+                          std::move(message));
     case XidBucket::reset_gpu:
-      return "XID_RESET_GPU";
+      return make_finding(events_findings(), "XID_RESET_GPU", std::move(entity),
+                          std::move(message));
     case XidBucket::reboot:
-      return "XID_REBOOT";
+      return make_finding(events_findings(), "XID_REBOOT", std::move(entity), std::move(message));
     case XidBucket::service:
-      return "XID_SERVICE";
+      break;
   }
-  return "XID_UNLISTED";
+  return make_finding(events_findings(), "XID_SERVICE", std::move(entity), std::move(message));
 }
 
 Finding xid_finding(const EventsReadings& r, const EventGroup& g) {
@@ -86,7 +94,7 @@ Finding xid_finding(const EventsReadings& r, const EventGroup& g) {
     message += " on PCI " + g.device;
   }
   message += ", " + detail(g);
-  return make_finding(events_findings(), xid_code(spec), entity_of(r, g), std::move(message))
+  return xid_bucket_finding(spec, entity_of(r, g), std::move(message))
       .measured(static_cast<double>(g.count), "events");
 }
 
@@ -96,9 +104,19 @@ struct Tally {
   const EventGroup* first = nullptr;
 };
 
-void judge_tally(const EventsReadings& r, const std::map<std::string, Tally>& tallies,
-                 std::string_view code, const char* key, const char* what,
-                 const Thresholds& thresholds, std::vector<Finding>& out) {
+// The scopes whose corrected errors reach `key`'s limit, each with its message; the caller
+// makes the finding (its code spelt out).
+struct OverLimit {
+  std::string entity;
+  std::string message;
+  double count = 0;
+  double limit = 0;
+};
+
+std::vector<OverLimit> over_limit(const EventsReadings& r,
+                                  const std::map<std::string, Tally>& tallies, const char* key,
+                                  const char* what, const Thresholds& thresholds) {
+  std::vector<OverLimit> out;
   const double limit = thresholds.get(key);
   for (const auto& [entity, t] : tallies) {
     if (static_cast<double>(t.count) < limit) continue;
@@ -107,19 +125,19 @@ void judge_tally(const EventsReadings& r, const std::map<std::string, Tally>& ta
                           ", at or above " + key;
     if (t.first != nullptr && !t.first->text.empty())
       message += "; first: \"" + t.first->text + "\"";
-    out.push_back(make_finding(events_findings(), code, entity, std::move(message))
-                      .measured(static_cast<double>(t.count), "events", limit));
+    out.push_back({entity, std::move(message), static_cast<double>(t.count), limit});
   }
+  return out;
 }
 
 }  // namespace
 
 std::vector<Finding> judge_events(const EventsReadings& r, const Thresholds& thresholds) {
   std::vector<Finding> out;
+  // Nothing was read; only a drill's events can follow.
   if (!r.unreadable.empty()) {
     out.push_back(make_finding(events_findings(), "KERNEL_LOG_UNREADABLE", "node",
                                "kernel events not judged: " + r.unreadable));
-    return out;
   }
   std::map<std::string, Tally> mce, edac, aer;
   const auto add = [](std::map<std::string, Tally>& into, const std::string& entity,
@@ -172,12 +190,46 @@ std::vector<Finding> judge_events(const EventsReadings& r, const Thresholds& thr
         break;
     }
   }
-  judge_tally(r, mce, "HOST_MCE_CORRECTED", "events.mce_corrected_warn", "corrected machine checks",
-              thresholds, out);
-  judge_tally(r, edac, "HOST_EDAC_CORRECTED", "events.edac_corrected_warn",
-              "corrected memory errors (EDAC)", thresholds, out);
-  judge_tally(r, aer, "PCIE_AER_CORRECTED", "events.aer_corrected_warn",
-              "corrected PCIe errors (AER)", thresholds, out);
+  for (OverLimit& o :
+       over_limit(r, mce, "events.mce_corrected_warn", "corrected machine checks", thresholds)) {
+    out.push_back(make_finding(events_findings(), "HOST_MCE_CORRECTED", o.entity, o.message)
+                      .measured(o.count, "events", o.limit));
+  }
+  for (OverLimit& o : over_limit(r, edac, "events.edac_corrected_warn",
+                                 "corrected memory errors (EDAC)", thresholds)) {
+    out.push_back(make_finding(events_findings(), "HOST_EDAC_CORRECTED", o.entity, o.message)
+                      .measured(o.count, "errors", o.limit));
+  }
+  for (OverLimit& o :
+       over_limit(r, aer, "events.aer_corrected_warn", "corrected PCIe errors (AER)", thresholds)) {
+    out.push_back(make_finding(events_findings(), "PCIE_AER_CORRECTED", o.entity, o.message)
+                      .measured(o.count, "events", o.limit));
+  }
+  // EDAC's counts since boot: an uncorrected error fails; corrected ones warn at a daily rate of
+  // events.edac_corrected_warn (mcelog's 10 per 24 h), over a day at least.
+  std::uint64_t corrected = 0;
+  for (const EdacCounts& e : r.edac) {
+    corrected += e.corrected;
+    if (e.uncorrected == 0) continue;
+    out.push_back(make_finding(events_findings(), "HOST_EDAC_UNCORRECTED", "node",
+                               "EDAC " + e.controller + ": " + std::to_string(e.uncorrected) +
+                                   " uncorrected memory errors since boot (sysfs ue_count)")
+                      .measured(static_cast<double>(e.uncorrected), "errors"));
+  }
+  if (corrected > 0 && r.uptime_s) {
+    const double days = std::max(1.0, *r.uptime_s / 86400.0);
+    const double per_day = static_cast<double>(corrected) / days;
+    const double limit = thresholds.get("events.edac_corrected_warn");
+    if (per_day >= limit) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "EDAC: %llu corrected memory errors since boot (sysfs ce_count), %.1f per day "
+                    "over %.1f days, at or above events.edac_corrected_warn",
+                    static_cast<unsigned long long>(corrected), per_day, *r.uptime_s / 86400.0);
+      out.push_back(make_finding(events_findings(), "HOST_EDAC_CORRECTED", "node", text)
+                        .measured(per_day, "errors/day", limit));
+    }
+  }
   std::vector<std::string> gaps;
   if (r.lost > 0) gaps.push_back(std::to_string(r.lost) + " records overwritten while read");
   if (r.missed > 0) {

@@ -80,6 +80,13 @@ void to_json(nlohmann::ordered_json& j, const EventsReadings& r) {
   j["unreadable"] = r.unreadable;
   j["gpus"] = entities_json(r.gpus);
   j["nics"] = entities_json(r.nics);
+  Json edac = Json::array();
+  for (const EdacCounts& e : r.edac) {
+    edac.push_back(
+        {{"controller", e.controller}, {"corrected", e.corrected}, {"uncorrected", e.uncorrected}});
+  }
+  j["edac"] = std::move(edac);
+  j["uptime_s"] = optional_json(r.uptime_s);
   Json events = Json::array();
   for (const EventGroup& g : r.events) {
     Json e = Json::object();
@@ -118,6 +125,15 @@ void from_json(const nlohmann::ordered_json& j, EventsReadings& r) {
   r.unreadable = f.text("unreadable");
   r.gpus = entities_of(f, "gpus");
   r.nics = entities_of(f, "nics");
+  for (const Fields& e : f.objects("edac")) {
+    EdacCounts counts;
+    counts.controller = e.text("controller");
+    counts.corrected = e.count("corrected").value_or(0);
+    counts.uncorrected = e.count("uncorrected").value_or(0);
+    r.edac.push_back(std::move(counts));
+  }
+  r.uptime_s = f.number("uptime_s");
+  if (r.uptime_s && !(*r.uptime_s >= 0)) f.fail("uptime_s", "expected seconds (>= 0)");
   const std::vector<Fields> events = f.objects("events");
   if (events.size() > kMaxEventGroups) {
     f.fail("events", "more than " + std::to_string(kMaxEventGroups) + " event groups");

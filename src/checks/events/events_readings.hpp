@@ -38,6 +38,14 @@ struct DeviceEntity {
   std::string bus_id;  // normalize_pci_address form, with the function: "0000:3b:00.0"
 };
 
+// A host memory controller's error counts since boot (EDAC sysfs: /sys/devices/system/edac/mc/
+// mcN/ce_count and ue_count).
+struct EdacCounts {
+  std::string controller;  // "mc0"
+  std::uint64_t corrected = 0;
+  std::uint64_t uncorrected = 0;
+};
+
 struct EventsReadings {
   std::string source;  // "live" (/dev/kmsg) or "file" (--kernel-log)
   std::string path;
@@ -58,6 +66,8 @@ struct EventsReadings {
   std::string unreadable;  // non-empty: the log could not be read; nothing else holds
   std::vector<DeviceEntity> gpus;
   std::vector<DeviceEntity> nics;
+  std::vector<EdacCounts> edac;    // empty: no EDAC driver (or no sysfs) on this host
+  std::optional<double> uptime_s;  // since boot, for the corrected errors' daily rate
   std::vector<EventGroup> events;  // at most kMaxEventGroups
   bool events_truncated = false;   // more groups than kept
 };

@@ -62,11 +62,11 @@ const FindingTable& gemm_findings() {
            "Drain the node; read the telemetry in the message: power cap, thermal slowdown "
            "(airflow, fans, inlet temperature) or HW slowdown (power brake, PSU); nvidia-smi -q "
            "-d PERFORMANCE shows the active reasons."},
-          {"GEMM_CUDA_ERROR", Severity::fail, Action::service,
+          {"GEMM_CUDA_ERROR", Severity::fail, Action::reset_gpu,
            "A CUDA or cuBLAS call failed while the GPU ran or verified matrix products.",
            "Check dmesg for Xid errors; reset the GPU (nvidia-smi -r) or reboot the node, then "
            "rerun preflight; RMA if it repeats."},
-          {"GEMM_TIMEOUT", Severity::fail, Action::service,
+          {"GEMM_TIMEOUT", Severity::fail, Action::reset_gpu,
            "Matrix products on this GPU did not complete before the check's deadline: the GPU or "
            "the driver hung.",
            "Check dmesg for Xid errors and whether nvidia-smi still answers; drain the node and "

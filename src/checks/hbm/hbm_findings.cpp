@@ -21,7 +21,7 @@ const FindingTable& hbm_findings() {
            "bandwidth.",
            "Check clocks and slowdown reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`) and rerun "
            "`preflight run --checks hbm`."},
-          {"HBM_PATTERN_MISMATCH", Severity::fail, Action::service,
+          {"HBM_PATTERN_MISMATCH", Severity::fail, Action::reset_gpu,
            "GPU memory did not hold the words written to it: the pattern test read back bad "
            "words; the message gives their count and address ranges.",
            "Drain the node; check ECC counters and row remapping (`nvidia-smi -q -d "

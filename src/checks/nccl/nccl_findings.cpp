@@ -17,12 +17,12 @@ const FindingTable& nccl_findings() {
            "that every GPU answers (`nvidia-smi`), that peer access and the fabric manager work "
            "on NVSwitch systems (`systemctl status nvidia-fabricmanager`), and `dmesg` for Xid "
            "errors."},
-          {"NCCL_ERROR", Severity::fail, Action::service,
+          {"NCCL_ERROR", Severity::fail, Action::reset_gpu,
            "An NCCL collective or a CUDA call around it failed after the communicator came up.",
            "Read the NCCL or CUDA error in the message; check `dmesg` for Xid errors and "
            "`nvidia-smi nvlink -s` for links down; reset the GPUs or reboot, then rerun "
            "`preflight run --checks nccl`."},
-          {"NCCL_TIMEOUT", Severity::fail, Action::service,
+          {"NCCL_TIMEOUT", Severity::fail, Action::reset_gpu,
            "NCCL collectives (or creating the communicator) did not complete before the deadline; "
            "the communicators were aborted. A GPU, an NVLink or the driver hung.",
            "Check `dmesg` for Xid errors and whether `nvidia-smi` still answers; drain the node "

@@ -10,13 +10,13 @@ const FindingTable& nvlink_findings() {
       "nvlink",
       "docs/checks/nvlink.md",
       {
-          {"NVLINK_NO_PEER_ACCESS", Severity::fail, Action::service,
+          {"NVLINK_NO_PEER_ACCESS", Severity::fail, Action::reset_gpu,
            "Two GPUs of an NVLink SKU cannot access each other's memory (no peer-to-peer path): "
            "collectives between them would fall back to slower paths.",
            "Check `nvidia-smi nvlink -s` and `nvidia-smi topo -m`; the fabric manager must run "
            "on NVSwitch systems (`systemctl status nvidia-fabricmanager`); reset the GPUs or "
            "reboot; RMA the baseboard if links stay down."},
-          {"NVLINK_BANDWIDTH_LOW", Severity::fail, Action::service,
+          {"NVLINK_BANDWIDTH_LOW", Severity::fail, Action::reset_gpu,
            "GPU-to-GPU copy bandwidth of a pair is below the failure share of what the SKU's "
            "NVLinks carry: links are down or degraded.",
            "Check `nvidia-smi nvlink -s` and `-e` (error counters) for both GPUs; reset the GPUs "

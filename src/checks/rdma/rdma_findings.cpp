@@ -35,10 +35,10 @@ const FindingTable& rdma_findings() {
            "--expect-rnics says.",
            "Compare `ibstat` (or `ibv_devinfo`) with the node's expected NIC count; bring down "
            "ports up (cabling, switch port, subnet manager) or fix the expectation."},
-          {"RDMA_DEVICE_ERROR", Severity::fail, Action::service,
+          {"RDMA_DEVICE_ERROR", Severity::fail, Action::reboot,
            "An RDMA device could not be opened or queried.",
-           "Check `dmesg` for mlx5 errors and `ibv_devinfo -d NAME`; reload the driver or reset "
-           "the NIC; RMA it if it repeats."},
+           "Check `dmesg` for mlx5 errors and `ibv_devinfo -d NAME`; reboot the node (it "
+           "reloads the NIC driver and resets the NIC); RMA the NIC if it repeats."},
           {"RDMA_PORT_DOWN", Severity::fail, Action::service,
            "An RDMA port is not ACTIVE with its physical link up.",
            "Check the cable and the switch port (`ibstat`, `ibportstate`, or the Ethernet "
@@ -49,7 +49,7 @@ const FindingTable& rdma_findings() {
            "Check the cable and transceiver type and the switch port speed (`ibstat` Rate, "
            "`ethtool`); replace a degraded cable; correct rdma.min_port_gbps if the fabric is "
            "slower by design."},
-          {"RDMA_NO_GID", Severity::fail, Action::service,
+          {"RDMA_NO_GID", Severity::fail, Action::none,
            "A RoCE (Ethernet) port has no usable RoCE v2 GID: no IP address on its network "
            "interface.",
            "Configure the IP address of the NIC's network interface (`ip addr`, `show_gids`), "
@@ -73,9 +73,10 @@ const FindingTable& rdma_findings() {
            "exceeded).",
            "Check cables, switch ports and error counters (`perfquery`, `ethtool -S`); the verbs "
            "status in the message says what failed."},
-          {"RDMA_TIMEOUT", Severity::fail, Action::service,
+          {"RDMA_TIMEOUT", Severity::fail, Action::reboot,
            "An RDMA call or transfer did not complete before the check's deadline.",
-           "Check `dmesg` for NIC errors and the fabric; reset the NIC or reboot the node."},
+           "Check `dmesg` for NIC errors and the fabric; reboot the node (it resets the NICs "
+           "and their driver); service the NIC if it repeats."},
           {"RDMA_DATA_MISMATCH", Severity::fail, Action::service,
            "Bytes written over RDMA arrived changed.",
            "Drain the node; check NIC and PCIe error counters (`dmesg` AER, `ethtool -S`); "

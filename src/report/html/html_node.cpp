@@ -232,7 +232,7 @@ std::string findings_table(const Json& run_findings, const Json& checks, PageBud
   std::string out =
       "<table class=\"wide\"><thead><tr><th>Severity</th><th>Check</th><th>Entity</th>"
       "<th>Code</th><th>Message</th><th class=\"val\">Value</th><th class=\"val\">Threshold</th>"
-      "<th>Remediation</th></tr></thead><tbody>\n";
+      "<th>Action</th><th>Remediation</th></tr></thead><tbody>\n";
   Rows shown(budget, budget.max_rows());
   for (const Row& r : rows) {
     if (!shown.open()) break;
@@ -243,11 +243,11 @@ std::string findings_table(const Json& run_findings, const Json& checks, PageBud
            "</td><td class=\"mono\">" + cell(text(f, "entity")) + "</td><td class=\"mono\">" +
            cell(text(f, "code")) + "</td><td>" + cell(text(f, "message")) +
            "</td><td class=\"val\">" + value_with_unit(f, "value") + "</td><td class=\"val\">" +
-           value_with_unit(f, "threshold") + "</td><td>" + cell(text(f, "remediation")) +
-           "</td></tr>\n";
+           value_with_unit(f, "threshold") + "</td><td class=\"nowrap\">" +
+           cell(text(f, "action")) + "</td><td>" + cell(text(f, "remediation")) + "</td></tr>\n";
     shown.add(out, row);
   }
-  return out + shown.more_row(rows.size(), 8) + "</tbody></table>\n";
+  return out + shown.more_row(rows.size(), 9) + "</tbody></table>\n";
 }
 
 std::string node_section(const ReportDocument& document, std::size_t n,
@@ -259,8 +259,13 @@ std::string node_section(const ReportDocument& document, std::size_t n,
       "<section class=\"doc\" id=\"" + section_id(n) + "\">\n<h2>" + std::to_string(n) + ". Node " +
       (host.empty() ? std::string("<span class=\"none\">(no host name)</span>") : escape(host)) +
       " " + badge(text(doc, "verdict")) + "</h2>\n";
-  out += "<p class=\"meta\"><span>exit code " + format_integer(integer(doc, "exit_code")) +
-         "</span><span>started " + cell(text(doc, "started_at")) + "</span><span>took " +
+  out +=
+      "<p class=\"meta\"><span>exit code " + format_integer(integer(doc, "exit_code")) + "</span>";
+  // The node's recommended action; absent from verdicts of versions before it.
+  if (const std::string action = text(doc, "action"); !action.empty()) {
+    out += "<span>action " + cell(action) + "</span>";
+  }
+  out += "<span>started " + cell(text(doc, "started_at")) + "</span><span>took " +
          format_seconds(number(doc, "duration_s")) + "</span><span>profile " +
          cell(text(doc, "profile")) + "</span><span>preflight " + cell(text(tool, "version")) +
          " (git " + cell(text(tool, "git")) + ")</span><span class=\"mono\">" +

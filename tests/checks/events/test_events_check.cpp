@@ -319,6 +319,31 @@ TEST_CASE("events: the check judges the live log from its cursor, or a saved log
     CHECK(r.findings.size() == 1);
     CHECK(r.readings["counted"] == "boot");
   }
+  SECTION(
+      "EDAC's counts in sysfs: an uncorrected error fails, corrected ones by their daily rate") {
+    std::filesystem::create_directories(dir.path / "devices/system/edac/mc/mc0");
+    std::filesystem::create_directories(dir.path / "devices/system/edac/mc/mc1");
+    dir.file("devices/system/edac/mc/mc0/ce_count", "3\n");
+    dir.file("devices/system/edac/mc/mc0/ue_count", "0\n");
+    dir.file("devices/system/edac/mc/mc1/ce_count", "0\n");
+    dir.file("devices/system/edac/mc/mc1/ue_count", "2\n");
+    dir.file(kCursorFile, cursor_text(kernel_log_end(paths)));  // the log's own Xid acknowledged
+    CheckResult r = check.run(ctx);
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0].code == "HOST_EDAC_UNCORRECTED");
+    CHECK_THAT(r.findings[0].message, Catch::Contains("mc1: 2 uncorrected"));
+    REQUIRE(r.readings["edac"].size() == 2);
+    EventsReadings counts = r.readings.get<EventsReadings>();
+    counts.edac[1].uncorrected = 0;
+    counts.uptime_s = 86400.0 / 2;  // half a day: judged as one day, 3 < 10
+    CHECK(judge_events(counts, thresholds).empty());
+    counts.edac[0].corrected = 25;
+    counts.uptime_s = 2 * 86400.0;  // 12.5 a day
+    const auto f = judge_events(counts, thresholds);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].code == "HOST_EDAC_CORRECTED");
+    CHECK(f[0].severity == Severity::warn);
+  }
   SECTION("an unreadable live log is a note, never a failure") {
     paths.kmsg = (dir.path / "missing").string();
     const CheckResult r = EventsCheck(paths).run(ctx);
