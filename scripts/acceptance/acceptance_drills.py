@@ -24,6 +24,7 @@ DRILL_VALUES = {
     "pcie-slow": "0.3",
     "nvlink-slow": "0.3",
     "nccl-slow": "0.3",
+    "recovery-action": "2",
 }
 # Kinds whose finding is about the node rather than the GPU (docs/fault-injection.md).
 NODE_ENTITY_KINDS = {"gpu-missing", "nccl-slow"}
