@@ -79,6 +79,8 @@ Verdict golden_verdict() {
     c.duration_s = 1.25;
     // A check's share of the time follows how long the ones before it took.
     if (c.plan) c.plan->deadline_s = 10.0;
+    // The kernel log the tests read lies in the source tree, wherever that is checked out.
+    if (c.name == "events" && c.readings.is_object()) c.readings["path"] = "/dev/kmsg";
   }
   if (v.plan) v.plan->timeout_s = 120.0;
   aggregate(v, false);
