@@ -178,9 +178,9 @@ static_assert(offsetof(abi::FieldValue, nvmlReturn) == offsetof(nvmlFieldValue_t
 static_assert(offsetof(abi::FieldValue, value) == offsetof(nvmlFieldValue_t, value));
 static_assert(abi::kValueTypeUnsignedInt == NVML_VALUE_TYPE_UNSIGNED_INT);
 static_assert(abi::kValueTypeSignedInt == NVML_VALUE_TYPE_SIGNED_INT);
-static_assert(abi::kValueTypeUnsignedShort == NVML_VALUE_TYPE_UNSIGNED_SHORT);
-#ifdef NVML_FI_DEV_GET_GPU_RECOVERY_ACTION  // nvml.h of R550 and newer
+#ifdef NVML_FI_DEV_GET_GPU_RECOVERY_ACTION  // nvml.h of R550 and newer (CUDA 12's lacks both)
 static_assert(abi::kFiDevGetGpuRecoveryAction == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION);
+static_assert(abi::kValueTypeUnsignedShort == NVML_VALUE_TYPE_UNSIGNED_SHORT);
 #endif
 #endif
 
