@@ -69,6 +69,10 @@ struct CheckInfo {
   // file may set for it, with ranges, generic values and a known SKU's values.
   ThresholdSpecs thresholds;
   std::vector<CheckOptionSpec> options;  // options this check adds to `preflight run`
+  // Seconds the check spends around its work, whatever its size: reading the error counters
+  // before and after its load (docs/checks/counters.md). The planner adds them to the check's
+  // model (expected and floor) whenever it plans work.
+  double fixed_overhead_s = 0;
   // Its key figures (Prometheus families, fleet figures) and the bars the HTML page draws: the
   // reporters know no check by name and read these (CheckRegistry::figure_catalogue()).
   std::vector<FigureExport> figures;
@@ -106,6 +110,9 @@ struct CheckContext {
   // when none was given. A check reads its own files there; what it wants written goes in
   // CheckResult::state_if_healthy, written by the app only when the verdict is healthy.
   std::string state_dir;
+  // The driver's Xid events, registered once for the run (NodeBackend::open_events); null where
+  // the driver offers none. The load checks drain it around their load (counters.hpp).
+  std::shared_ptr<GpuEventSource> gpu_events;
 
   bool cancelled() const { return cancel && cancel->load(); }
   // The planner's request for this check (its seconds, the node's shape, the rotation) with the

@@ -25,11 +25,17 @@ DRILL_VALUES = {
     "nvlink-slow": "0.3",
     "nccl-slow": "0.3",
     "recovery-action": "2",
+    # Counter rises (docs/checks/counters.md): far above each rate limit whatever the check's
+    # length.
+    "ecc-correctable-rise": "1000000",
+    "pcie-replay-rise": "1000",
+    "aer-corrected-rise": "1000",
+    "nvlink-crc-rise": "1000000",
 }
 # Kinds whose finding is about the node rather than the GPU (docs/fault-injection.md).
 NODE_ENTITY_KINDS = {"gpu-missing", "nccl-slow"}
 # Kinds that need a second GPU: the nvlink and nccl checks do not run on one GPU.
-PEER_KINDS = {"nvlink-down", "nvlink-slow", "nccl-corrupt", "nccl-slow"}
+PEER_KINDS = {"nvlink-down", "nvlink-slow", "nvlink-crc-rise", "nccl-corrupt", "nccl-slow"}
 # Extra flags that keep a drill short without changing what it tests.
 CHECK_ARGS = {"gemm": ["--gemm-seconds", "2"]}
 # A drill whose only finding is this one tested nothing: the check never reached the target.

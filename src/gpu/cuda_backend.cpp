@@ -23,6 +23,7 @@
 #include "gpu/cuda_driver.hpp"
 #include "gpu/device_scope.hpp"
 #include "gpu/nccl_version.hpp"
+#include "gpu/nvml_events.hpp"
 #include "gpu/nvml_library.hpp"
 #include "gpu/pci_address.hpp"
 #include "gpu/runtime_libraries.hpp"
@@ -163,6 +164,12 @@ class CudaNvmlBackend final : public NodeBackend {
   void read_health(NodeReading& node) override;
   void probe(GpuReading& gpu, SteadyClock::time_point deadline) override;
   std::optional<GpuTelemetry> telemetry(const GpuReading& gpu) override;
+  std::optional<GpuErrorCounters> error_counters(const GpuReading& gpu) override;
+  std::shared_ptr<GpuEventSource> open_events(const NodeReading& node) override {
+    const NvmlLibrary& library = nvml();
+    if (!library.ok() || !node.nvml_loaded) return nullptr;
+    return open_nvml_events(library, node);
+  }
 
  private:
   // Loaded once and kept: NVML device handles stay valid only while it is initialized. Once,
@@ -258,6 +265,24 @@ std::optional<GpuTelemetry> CudaNvmlBackend::telemetry(const GpuReading& gpu) {
   sample.power_w = library.power_w(*device, errors);
   sample.clock_event_reasons = library.clock_event_reasons(*device, errors);
   return sample;
+}
+
+std::optional<GpuErrorCounters> CudaNvmlBackend::error_counters(const GpuReading& gpu) {
+  const NvmlLibrary& library = nvml();
+  if (!library.ok() || gpu.index < 0) return std::nullopt;
+  GpuErrorCounters c;
+  const auto device = library.device(static_cast<unsigned>(gpu.index), c.problems);
+  if (!device) return c;
+  using Ecc = NvmlLibrary::EccCounter;
+  c.ecc_corrected_volatile = library.ecc_errors(*device, Ecc::kCorrectedVolatile, c.problems);
+  c.ecc_uncorrected_volatile = library.ecc_errors(*device, Ecc::kUncorrectedVolatile, c.problems);
+  c.pcie_replay = library.pcie_replays(*device, c.problems);
+  const NvmlLibrary::NvLinkErrors links = library.nvlink_errors(*device, c.problems);
+  c.nvlink_replay = links.by_counter[0];
+  c.nvlink_recovery = links.by_counter[1];
+  c.nvlink_crc_flit = links.by_counter[2];
+  c.nvlink_crc_data = links.by_counter[3];
+  return c;
 }
 
 // The probe proper; throws CudaError. Returns the error text, empty when the GPU answered

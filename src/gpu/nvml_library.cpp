@@ -113,6 +113,9 @@ using TemperatureFn = Return (*)(Device, int, unsigned*);
 using ClockInfoFn = Return (*)(Device, int, unsigned*);
 using UintFn = Return (*)(Device, unsigned*);
 using NvLinkStateFn = Return (*)(Device, unsigned, EnableState*);
+// nvmlDeviceGetNvLinkErrorCounter(device, link, nvmlNvLinkErrorCounter_t, value): the counter
+// enum is 0 replay, 1 recovery, 2 CRC flit, 3 CRC data (nvml.h).
+using NvLinkErrorCounterFn = Return (*)(Device, unsigned, int, unsigned long long*);
 using NvLinkRemotePciFn = Return (*)(Device, unsigned, PciInfo*);
 using NvLinkRemoteTypeFn = Return (*)(Device, unsigned, NvLinkDeviceType*);
 using ProcessesFn = Return (*)(Device, unsigned*, ProcessInfo*);
@@ -219,6 +222,8 @@ struct NvmlLibrary::Api {
   abi::UintFn pcie_width_current = get("nvmlDeviceGetCurrPcieLinkWidth");
   abi::UintFn pcie_width_max = get("nvmlDeviceGetMaxPcieLinkWidth");
   abi::NvLinkStateFn nvlink_state = get("nvmlDeviceGetNvLinkState");
+  abi::NvLinkErrorCounterFn nvlink_error_counter = get("nvmlDeviceGetNvLinkErrorCounter");
+  abi::UintFn pcie_replay_counter = get("nvmlDeviceGetPcieReplayCounter");
   abi::NvLinkRemotePciFn nvlink_remote_pci = get("nvmlDeviceGetNvLinkRemotePciInfo_v2");
   abi::NvLinkRemoteTypeFn nvlink_remote_type = get("nvmlDeviceGetNvLinkRemoteDeviceType");
   abi::ProcessesFn processes_v3 = get("nvmlDeviceGetComputeRunningProcesses_v3");
@@ -460,6 +465,33 @@ std::optional<NvmlLibrary::NvLinkCounts> NvmlLibrary::nvlink(Device device, Erro
   return counts;
 }
 
+std::optional<std::uint64_t> NvmlLibrary::pcie_replays(Device device, Errors& errors) const {
+  unsigned value = 0;
+  if (!call(api_->pcie_replay_counter, "nvmlDeviceGetPcieReplayCounter", errors, device, &value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+NvmlLibrary::NvLinkErrors NvmlLibrary::nvlink_errors(Device device, Errors& errors) const {
+  NvLinkErrors sums;
+  if (!ok_ || api_->nvlink_error_counter == nullptr) return sums;
+  for (unsigned link = 0; link < abi::kNvLinkMaxLinks; ++link) {
+    for (int counter = 0; counter < 4; ++counter) {
+      unsigned long long value = 0;
+      const abi::Return status = api_->nvlink_error_counter(device, link, counter, &value);
+      // Links the GPU lacks, and counters a generation does not keep, answer these.
+      if (status == abi::kErrorNotSupported || status == abi::kErrorInvalidArgument) continue;
+      if (!check(status, api_->error_string, "nvmlDeviceGetNvLinkErrorCounter", errors)) {
+        return NvLinkErrors{};  // a partial sum would hide the links not read
+      }
+      auto& sum = sums.by_counter[static_cast<std::size_t>(counter)];
+      sum = sum.value_or(0) + value;
+    }
+  }
+  return sums;
+}
+
 std::optional<NvmlLibrary::NvLinkTopology> NvmlLibrary::nvlink_topology(
     Device device, const std::vector<unsigned>& active_links, Errors& errors) const {
   // Without the type query a link to an NVSwitch would pass for a link to some GPU, and a
@@ -525,6 +557,14 @@ std::optional<NvmlLibrary::Processes> NvmlLibrary::foreign_processes(Device devi
   }
   result.memory_mib = (bytes + kMiB - 1) / kMiB;  // a process holding any memory shows as >= 1
   return result;
+}
+
+void* NvmlLibrary::symbol(const char* name) const {
+  return ok_ && handle_ != nullptr ? dlsym(handle_, name) : nullptr;
+}
+
+std::string NvmlLibrary::describe_error(int status) const {
+  return preflight::error_text(ok_ ? api_->error_string : nullptr, status);
 }
 
 std::optional<int> NvmlLibrary::recovery_action(Device device, Errors& errors) const {

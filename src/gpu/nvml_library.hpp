@@ -9,6 +9,7 @@
 // finding instead of passing silently.
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -101,6 +102,15 @@ class NvmlLibrary {
   std::optional<NvLinkTopology> nvlink_topology(Device device,
                                                 const std::vector<unsigned>& active_links,
                                                 Errors& errors) const;
+  // nvmlDeviceGetPcieReplayCounter: the link's replays since the driver loaded.
+  std::optional<std::uint64_t> pcie_replays(Device device, Errors& errors) const;
+  // nvmlDeviceGetNvLinkErrorCounter summed over the links that answer, per counter (replay,
+  // recovery, CRC flit, CRC data); a counter no link answers stays nullopt, and any failure
+  // leaves all four nullopt (recorded in errors).
+  struct NvLinkErrors {
+    std::array<std::optional<std::uint64_t>, 4> by_counter;
+  };
+  NvLinkErrors nvlink_errors(Device device, Errors& errors) const;
   // Compute processes on the GPU other than `self`.
   std::optional<Processes> foreign_processes(Device device, pid_t self, Errors& errors) const;
   // The driver's own verdict on the GPU: field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION of
@@ -108,6 +118,11 @@ class NvmlLibrary {
   // reset, 2 node reboot, 3 drain peer-to-peer, 4 drain and reset. std::nullopt, silently, where
   // the driver lacks the function or does not know the field (older drivers).
   std::optional<int> recovery_action(Device device, Errors& errors) const;
+  // A function of the loaded library (nvml_events.cpp resolves the event functions with it);
+  // nullptr when NVML is not usable or lacks it.
+  void* symbol(const char* name) const;
+  // The text of an NVML return code, from nvmlErrorString.
+  std::string describe_error(int status) const;
 
  private:
   struct Api;  // the resolved NVML functions

@@ -32,6 +32,10 @@ WorkPlan work_of(const Check& check, const WorkRequest& request) {
   }
   WorkPlan plan = check.plan_work(request);
   plan.floor_s = std::min(plan.floor_s, plan.expected_s);
+  if (plan.expected_s > 0) {
+    plan.expected_s += check.info().fixed_overhead_s;
+    plan.floor_s += check.info().fixed_overhead_s;
+  }
   return plan;
 }
 

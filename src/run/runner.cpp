@@ -29,6 +29,9 @@ TaskEnd wait_task(RunState& state, const BoundedTask<T>& task, SteadyClock::time
       [&state](milliseconds d) { state.wait_for_event(d); });
 }
 
+// How long registering for the driver's events may take: a few NVML calls per GPU.
+constexpr std::chrono::seconds kEventsRegistration{2};
+
 // Stands in for a driver call that never returns (hang@check=NAME): ignores cancellation.
 void block_forever() {
   std::mutex m;
@@ -228,6 +231,21 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
 
   state.set_thresholds(record_of(*thresholds));
 
+  // The driver's Xid events for the rest of the run, so one raised under a check's load lands on
+  // that check (docs/checks/counters.md). Registering may block in the driver: bounded, and a
+  // run without it goes on.
+  std::shared_ptr<GpuEventSource> gpu_events;
+  if (not_run_why.empty() && !node->gpus.empty()) {
+    auto opening = BoundedTask<std::shared_ptr<GpuEventSource>>::start(
+        [backend, node] { return backend->open_events(*node); });
+    const auto opened = wait_task(state, opening, SteadyClock::now() + kEventsRegistration);
+    if (opened == TaskEnd::returned) {
+      if (auto source = opening.take()) gpu_events = std::move(*source);
+    } else {
+      state.note_abandoned_thread();
+    }
+  }
+
   // Shared with the workers like the thresholds: an abandoned worker may still read them.
   const auto options = std::make_shared<const CheckOptions>(settings.options);
 
@@ -299,6 +317,7 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
     ctx->abandoned_threads = std::make_shared<std::atomic<int>>(0);
     ctx->work = base;
     ctx->state_dir = settings.state_dir;
+    ctx->gpu_events = gpu_events;
     ctx->work.seconds = allotted[i].work_s;
     const auto start = SteadyClock::now();
     // Its share of what is left: time a check before it did not use goes to those after it.

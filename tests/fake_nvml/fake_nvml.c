@@ -69,6 +69,7 @@ typedef struct {
 } nvmlProcessInfo_t;
 
 #define MAX_GPUS 64
+#define MAX_XID_EVENTS 16
 #define NVLINK_MAX_LINKS 18
 
 /* Numeric readings, each `gpuN.<key>`. */
@@ -76,7 +77,9 @@ enum { V_DEVICE_ID, V_MEMORY_TOTAL, V_MIG, V_ECC, V_PERSISTENCE, V_ECC_UNC_VOL, 
        V_ECC_CORR_VOL, V_RETIRED_PENDING, V_REMAP_PENDING, V_REMAP_FAILED, V_CLOCKS,
        V_TEMPERATURE, V_PCIE_GEN, V_PCIE_MAX_LINK_GEN, V_PCIE_MAX_GPU_GEN, V_PCIE_WIDTH,
        V_PCIE_MAX_WIDTH, V_NVLINK_LINKS, V_NVLINK_ACTIVE, V_PROCESSES, V_PROCESS_MIB,
-       V_INCLUDE_SELF, V_SM_CLOCK, V_POWER, V_NVLINK_SWITCH, V_RECOVERY_ACTION, V_COUNT };
+       V_INCLUDE_SELF, V_SM_CLOCK, V_POWER, V_NVLINK_SWITCH, V_RECOVERY_ACTION, V_PCIE_REPLAY,
+       V_NVLINK_REPLAY, V_NVLINK_RECOVERY, V_NVLINK_CRC_FLIT, V_NVLINK_CRC_DATA,
+       V_ECC_CORR_STEP, V_PCIE_REPLAY_STEP, V_NVLINK_CRC_STEP, V_COUNT };
 static const struct { const char* key; unsigned long long value; } kValues[V_COUNT] = {
     {"device_id", 0x2330}, {"memory_total", 85520809984ULL}, {"mig", 0}, {"ecc", 1},
     {"persistence", 1}, {"ecc_uncorrected_volatile", 0}, {"ecc_uncorrected_aggregate", 0},
@@ -85,20 +88,26 @@ static const struct { const char* key; unsigned long long value; } kValues[V_COU
     {"pcie_gen", 5}, {"pcie_max_link_gen", 5}, {"pcie_max_gpu_gen", 5}, {"pcie_width", 16},
     {"pcie_max_width", 16}, {"nvlink_links", 18}, {"nvlink_active", 18}, {"processes", 0},
     {"process_memory_mib", 512}, {"include_self", 0}, {"sm_clock", 1980 /* MHz */},
-    {"power", 72000 /* mW */}, {"nvlink_switch", 0}, {"recovery_action", 0 /* none */}};
+    {"power", 72000 /* mW */}, {"nvlink_switch", 0}, {"recovery_action", 0 /* none */},
+    {"pcie_replay", 0}, {"nvlink_replay", 0}, {"nvlink_recovery", 0}, {"nvlink_crc_flit", 0},
+    {"nvlink_crc_data", 0},
+    /* Counters that climb: each read of the counter adds this much first (per link for NVLink),
+     * as a GPU whose errors pour out while preflight loads it. */
+    {"ecc_corrected_step", 0}, {"pcie_replay_step", 0}, {"nvlink_crc_step", 0}};
 
 /* Queries that `gpuN.error.<query>` / `gpuN.unsupported.<query>` make fail. */
 enum { Q_HANDLE, Q_NAME, Q_UUID, Q_SERIAL, Q_PCI_INFO, Q_MEMORY, Q_MIG, Q_ECC, Q_PERSISTENCE,
        Q_ECC_UNC_VOL, Q_ECC_UNC_AGG, Q_ECC_CORR_VOL, Q_RETIRED, Q_REMAPPED_ROWS, Q_CLOCKS,
        Q_TEMPERATURE, Q_PCIE_GEN, Q_PCIE_MAX_LINK_GEN, Q_PCIE_MAX_GPU_GEN, Q_PCIE_WIDTH,
        Q_PCIE_MAX_WIDTH, Q_NVLINK, Q_PROCESSES, Q_SM_CLOCK, Q_POWER, Q_NVLINK_REMOTE,
-       Q_RECOVERY_ACTION, Q_COUNT };
+       Q_RECOVERY_ACTION, Q_PCIE_REPLAY, Q_NVLINK_ERRORS, Q_EVENTS, Q_COUNT };
 static const char* const kQueries[Q_COUNT] = {
     "handle", "name", "uuid", "serial", "pci_info", "memory", "mig", "ecc", "persistence",
     "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "ecc_corrected_volatile",
     "retired_pages_pending", "remapped_rows", "clocks_event_reasons", "temperature", "pcie_gen",
     "pcie_max_link_gen", "pcie_max_gpu_gen", "pcie_width", "pcie_max_width", "nvlink",
-    "processes", "sm_clock", "power", "nvlink_remote", "recovery_action"};
+    "processes", "sm_clock", "power", "nvlink_remote", "recovery_action", "pcie_replay",
+    "nvlink_errors", "events"};
 /* clang-format on */
 
 #define TEXT_SIZE 96
@@ -114,6 +123,9 @@ struct nvmlDevice_st {
   /* gpuN.nvlink_peers: the far ends of the active links, in turn. */
   char nvlink_peer[NVLINK_MAX_LINKS][BUS_ID_SIZE];
   unsigned nvlink_peers;
+  /* gpuN.xid_events: Xids an event set registered for this GPU delivers, one per wait, in turn. */
+  unsigned xid[MAX_XID_EVENTS];
+  unsigned xids, xids_delivered;
 };
 typedef struct nvmlDevice_st* nvmlDevice_t;
 
@@ -186,6 +198,23 @@ static int parse_peers(const char* text, struct nvmlDevice_st* g) {
   return 1;
 }
 
+/* gpuN.xid_events: 1 to MAX_XID_EVENTS comma-separated Xid codes. */
+static int parse_xids(const char* text, struct nvmlDevice_st* g) {
+  unsigned count = 0;
+  for (const char* item = text;;) {
+    char* end = NULL;
+    const unsigned long code = strtoul(item, &end, 10);
+    if (end == item || code == 0 || code > 1000 || count == MAX_XID_EVENTS) return 0;
+    g->xid[count++] = (unsigned)code;
+    while (*end == ' ') ++end;
+    if (*end == '\0') break;
+    if (*end != ',') return 0;
+    item = end + 1;
+  }
+  g->xids = count;
+  return 1;
+}
+
 static void set_defaults(struct Config* c) {
   static const unsigned kHgxBus[8] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
   c->gpus = 1;
@@ -237,6 +266,7 @@ static int apply(struct Config* c, const char* key, const char* value, unsigned*
     return 1;
   }
   if (strcmp(field, "nvlink_peers") == 0) return parse_peers(value, g);
+  if (strcmp(field, "xid_events") == 0) return parse_xids(value, g);
   const int is_error = strncmp(field, "error.", 6) == 0;
   if (is_error || strncmp(field, "unsupported.", 12) == 0) {
     const int q = query_index(field + (is_error ? 6 : 12));
@@ -461,6 +491,9 @@ int nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int error_type, int counter,
   if (error_type < 0 || error_type > 1 || counter < 0 || counter > 1) return E_INVALID_ARGUMENT;
   const int query = error_type == 0 ? Q_ECC_CORR_VOL : counter == 0 ? Q_ECC_UNC_VOL : Q_ECC_UNC_AGG;
   const int value = error_type == 0 ? V_ECC_CORR_VOL : counter == 0 ? V_ECC_UNC_VOL : V_ECC_UNC_AGG;
+  if (value == V_ECC_CORR_VOL && device_status(d, query) == OK) {
+    d->value[V_ECC_CORR_VOL] += d->value[V_ECC_CORR_STEP];
+  }
   return get_value(d, query, value, count);
 }
 
@@ -513,6 +546,94 @@ int nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned* width) {
 }
 int nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned* width) {
   return get_unsigned(d, Q_PCIE_MAX_WIDTH, V_PCIE_MAX_WIDTH, width);
+}
+
+/* The replays since load: pcie_replay, climbing by pcie_replay_step at every read. */
+int nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned* value) {
+  const int status = device_status(d, Q_PCIE_REPLAY);
+  if (status != OK) return status;
+  if (value == NULL) return E_INVALID_ARGUMENT;
+  d->value[V_PCIE_REPLAY] += d->value[V_PCIE_REPLAY_STEP];
+  *value = (unsigned)d->value[V_PCIE_REPLAY];
+  return OK;
+}
+
+/* nvmlNvLinkErrorCounter_t 0 replay, 1 recovery, 2 CRC flit, 3 CRC data: each existing link
+ * answers gpuN.nvlink_<counter>; the CRC flit count of every link climbs by nvlink_crc_step at
+ * each read of link 0's (one step per link per reading of the GPU). */
+int nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned link, int counter,
+                                    unsigned long long* value) {
+  const int status = device_status(d, Q_NVLINK_ERRORS);
+  if (status != OK) return status;
+  if (link >= NVLINK_MAX_LINKS || counter < 0 || counter > 4 || value == NULL) {
+    return E_INVALID_ARGUMENT;
+  }
+  if (link >= d->value[V_NVLINK_LINKS] || counter == 4) return E_NOT_SUPPORTED;
+  static const int kCounters[4] = {V_NVLINK_REPLAY, V_NVLINK_RECOVERY, V_NVLINK_CRC_FLIT,
+                                   V_NVLINK_CRC_DATA};
+  if (counter == 2 && link == 0) d->value[V_NVLINK_CRC_FLIT] += d->value[V_NVLINK_CRC_STEP];
+  *value = d->value[kCounters[counter]];
+  return OK;
+}
+
+/* Events: a set remembers the GPUs registered with it; each wait delivers the next configured Xid
+ * (gpuN.xid_events) of the first registered GPU that has one left, as an Xid critical error
+ * event, or answers NVML_ERROR_TIMEOUT at once. Every GPU supports the event types an H200 under
+ * driver 580 reports (0xff9f) unless gpuN.unsupported.events=1. */
+#define EVENT_XID_CRITICAL 0x8ULL
+struct nvmlEventSet_st {
+  int registered[MAX_GPUS];
+};
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;
+  unsigned gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
+
+int nvmlEventSetCreate(nvmlEventSet_t* set) {
+  if (g_config == NULL) return E_UNINITIALIZED;
+  if (set == NULL) return E_INVALID_ARGUMENT;
+  *set = calloc(1, sizeof **set);
+  return *set != NULL ? OK : E_UNKNOWN;
+}
+
+int nvmlEventSetFree(nvmlEventSet_t set) {
+  free(set);
+  return OK;
+}
+
+int nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long* types) {
+  const int status = device_status(d, Q_EVENTS);
+  if (status != OK) return status;
+  if (types == NULL) return E_INVALID_ARGUMENT;
+  *types = 0xff9fULL;
+  return OK;
+}
+
+int nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set) {
+  const int status = device_status(d, Q_EVENTS);
+  if (status != OK) return status;
+  if (set == NULL || (types & ~0xff9fULL) != 0) return E_INVALID_ARGUMENT;
+  if (types & EVENT_XID_CRITICAL) set->registered[d - g_config->gpu] = 1;
+  return OK;
+}
+
+int nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned timeout_ms) {
+  (void)timeout_ms; /* nothing arrives later than now: answer at once */
+  if (g_config == NULL) return E_UNINITIALIZED;
+  if (set == NULL || data == NULL) return E_INVALID_ARGUMENT;
+  for (unsigned i = 0; i < g_config->gpus; ++i) {
+    struct nvmlDevice_st* g = &g_config->gpu[i];
+    if (!set->registered[i] || g->xids_delivered >= g->xids) continue;
+    memset(data, 0, sizeof *data);
+    data->device = g;
+    data->eventType = EVENT_XID_CRITICAL;
+    data->eventData = g->xid[g->xids_delivered++];
+    return OK;
+  }
+  return E_TIMEOUT;
 }
 
 /* Links 0..nvlink_links-1 exist; the first nvlink_active of them are up. */

@@ -3,6 +3,7 @@
 // end without a GPU.
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -81,6 +82,26 @@ inline NodeReading no_gpu_node() {
   return n;
 }
 
+// The driver's event stream as a test scripts it: the events the Nth drain returns (counting from
+// 1); every other drain returns none.
+class FakeEventSource final : public GpuEventSource {
+ public:
+  std::map<int, std::vector<GpuEvent>> on_drain;
+  std::vector<GpuEvent> drain(std::chrono::milliseconds) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = on_drain.find(++drains_);
+    return it == on_drain.end() ? std::vector<GpuEvent>{} : it->second;
+  }
+  int drains() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return drains_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  int drains_ = 0;
+};
+
 class FakeBackend final : public NodeBackend {
  public:
   explicit FakeBackend(NodeReading node) : node_(std::move(node)) {}
@@ -96,6 +117,13 @@ class FakeBackend final : public NodeBackend {
   CollectiveEngine* collective = nullptr;
   std::optional<GpuTelemetry> telemetry_sample;  // what telemetry() returns for every GPU
   std::atomic<int> telemetry_calls{0};
+  // What error_counters() returns for a GPU: none listed reads as a backend without NVML. Each
+  // call first adds the GPU's counter_steps to every counter that is set there, as a GPU whose
+  // errors climb while it is loaded.
+  std::map<int, GpuErrorCounters> error_counter_samples;
+  std::map<int, GpuErrorCounters> counter_steps;
+  // What open_events() returns; null: a driver without an event stream.
+  std::shared_ptr<FakeEventSource> events;
 
   NodeReading discover() override {
     ++discoveries;
@@ -132,6 +160,27 @@ class FakeBackend final : public NodeBackend {
     ++telemetry_calls;
     return telemetry_sample;
   }
+  std::shared_ptr<GpuEventSource> open_events(const NodeReading&) override { return events; }
+  std::optional<GpuErrorCounters> error_counters(const GpuReading& gpu) override {
+    std::lock_guard<std::mutex> lock(counters_mutex_);
+    const auto it = error_counter_samples.find(gpu.index);
+    if (it == error_counter_samples.end()) return std::nullopt;
+    const auto step = counter_steps.find(gpu.index);
+    if (step != counter_steps.end()) {
+      GpuErrorCounters& c = it->second;
+      const GpuErrorCounters& s = step->second;
+      for (auto [value, by] : {std::pair{&c.ecc_corrected_volatile, &s.ecc_corrected_volatile},
+                               std::pair{&c.ecc_uncorrected_volatile, &s.ecc_uncorrected_volatile},
+                               std::pair{&c.pcie_replay, &s.pcie_replay},
+                               std::pair{&c.nvlink_replay, &s.nvlink_replay},
+                               std::pair{&c.nvlink_recovery, &s.nvlink_recovery},
+                               std::pair{&c.nvlink_crc_flit, &s.nvlink_crc_flit},
+                               std::pair{&c.nvlink_crc_data, &s.nvlink_crc_data}}) {
+        if (*value && *by) **value += **by;
+      }
+    }
+    return it->second;
+  }
   // This backend and the engines set above, as the app assembles the real ones.
   Engines engines() { return {this, gemm, bandwidth, collective, rdma}; }
   void release_probes() {
@@ -151,6 +200,7 @@ class FakeBackend final : public NodeBackend {
   };
   std::shared_ptr<Gate> probe_gate_ = std::make_shared<Gate>();
   NodeReading node_;
+  std::mutex counters_mutex_;
 };
 
 }  // namespace preflight::test

@@ -84,6 +84,40 @@ inline constexpr std::uint64_t kHwPowerBrakeSlowdown = 0x80;
 inline constexpr std::uint64_t kDisplayClockSetting = 0x100;
 }  // namespace clock_event
 
+// Error counters of one GPU, read before and after a load check (docs/checks/counters.md).
+// nullopt: not read (not supported on this GPU, or the query failed; `problems` says which
+// unless it is only "not supported").
+struct GpuErrorCounters {
+  std::optional<std::uint64_t> ecc_corrected_volatile;
+  std::optional<std::uint64_t> ecc_uncorrected_volatile;
+  std::optional<std::uint64_t> pcie_replay;  // nvmlDeviceGetPcieReplayCounter
+  // nvmlDeviceGetNvLinkErrorCounter summed over the links that answer; nullopt when none does.
+  std::optional<std::uint64_t> nvlink_replay;
+  std::optional<std::uint64_t> nvlink_recovery;
+  std::optional<std::uint64_t> nvlink_crc_flit;
+  std::optional<std::uint64_t> nvlink_crc_data;
+  std::vector<std::string> problems;
+};
+
+// One event the driver reported for a GPU while preflight ran (NVML's event stream).
+struct GpuEvent {
+  int gpu_index = -1;      // NVML index; -1 when the event's device is none of the node's GPUs
+  std::string type;        // "xid"; "wait_error" when reading the stream failed ("other" else)
+  std::uint64_t data = 0;  // the Xid
+  std::string detail;      // for wait_error: what failed
+};
+
+// The driver's events for the run: registered once, drained by each load check around its load
+// (docs/checks/counters.md). Safe to drain from several threads.
+class GpuEventSource {
+ public:
+  virtual ~GpuEventSource() = default;
+  // The events pending now, waiting at most `wait` for the first.
+  virtual std::vector<GpuEvent> drain(std::chrono::milliseconds wait) = 0;
+  // GPUs whose events could not be registered, and why: said, never a failure.
+  std::vector<std::string> problems;
+};
+
 // A library the binary loads at run time (cuBLAS, NCCL), as discovery found it.
 struct RuntimeLibraryReading {
   std::string name;     // "cuBLAS"
@@ -147,6 +181,19 @@ class NodeBackend {
   virtual std::optional<GpuTelemetry> telemetry(const GpuReading& gpu) {
     (void)gpu;
     return std::nullopt;
+  }
+  // The GPU's error counters now; nullopt when NVML is not usable. Cheap (a few NVML calls);
+  // safe to call from several threads.
+  virtual std::optional<GpuErrorCounters> error_counters(const GpuReading& gpu) {
+    (void)gpu;
+    return std::nullopt;
+  }
+  // Registers the node's GPUs for the driver's Xid events for the rest of the run; nullptr
+  // where the driver offers none (no NVML, an old driver). May block in the driver: callers
+  // bound it.
+  virtual std::shared_ptr<GpuEventSource> open_events(const NodeReading& node) {
+    (void)node;
+    return nullptr;
   }
 };
 

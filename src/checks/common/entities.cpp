@@ -19,4 +19,8 @@ std::string format_gbps(double value) {
   return text;
 }
 
+std::string rdma_port_entity(const std::string& device, int port) {
+  return port == 1 ? device : device + ":" + std::to_string(port);
+}
+
 }  // namespace preflight

@@ -12,6 +12,7 @@
 
 #include "checks/common/fault_kinds.hpp"
 #include "checks/common/judgement.hpp"
+#include "checks/common/xid_findings.hpp"
 #include "checks/events/events_findings.hpp"
 #include "checks/events/events_thresholds.hpp"
 #include "model/bounded_input.hpp"
@@ -222,7 +223,7 @@ EventsCheck::EventsCheck(KernelLogPaths paths) : paths_(std::move(paths)) {
       "checks, EDAC memory errors, PCIe AER errors, network ports going down";
   info_.needs_gpu = false;
   info_.budget = {std::chrono::seconds(2), std::chrono::seconds(2), std::chrono::seconds(2)};
-  info_.findings = {&events_findings()};
+  info_.findings = {&events_findings(), &xid_findings()};
   info_.thresholds = events_thresholds();
   info_.fault_kinds = events_fault_kinds();
   info_.options = {{kKernelLogFlag, "FILE",

@@ -1,6 +1,6 @@
 // The events check's finding codes. docs/checks/events.md, "Finding codes", lists the same codes
-// (tests/unit/test_catalogue.cpp keeps the two in step). The XID_* codes are the buckets of
-// NVIDIA's Xid catalogue (xid_catalog.cpp): the code says what to do, the message which Xid.
+// (tests/unit/test_catalogue.cpp keeps the two in step). The XID_* codes it emits are shared
+// with the load checks, which read the driver's Xid events (checks/common/xid_findings.cpp).
 #include "checks/events/events_findings.hpp"
 
 namespace preflight {
@@ -10,37 +10,6 @@ const FindingTable& events_findings() {
       "events",
       "docs/checks/events.md",
       {
-          {"XID_RESET_GPU", Severity::fail, Action::reset_gpu,
-           "The driver logged an Xid whose catalogue action is a GPU reset (for example 48, "
-           "double-bit ECC error, or 95, uncontained ECC error): the GPU is not trusted until "
-           "it is reset.",
-           "Drain the node, reset the GPU (`nvidia-smi -r -i N`, or reboot), then acknowledge "
-           "the event (`preflight acknowledge --state-dir DIR`) and rerun preflight; service "
-           "the GPU if the Xid returns."},
-          {"XID_REBOOT", Severity::fail, Action::reboot,
-           "The driver logged an Xid whose catalogue action is a reboot of the node (for "
-           "example 79, GPU fallen off the bus): a reset of the GPU alone does not recover it.",
-           "Drain and reboot the node; rerun preflight. Service the GPU if the Xid returns after "
-           "the reboot."},
-          {"XID_SERVICE", Severity::fail, Action::service,
-           "The driver logged an Xid that NVIDIA's catalogue sends to service (a hardware fault: "
-           "contact support, check the mechanics, replace the part).",
-           "Drain the node and open a service case with the message's Xid, bus id and time; "
-           "collect `nvidia-bug-report.sh`."},
-          {"XID_APPLICATION", Severity::info, Action::restart_job,
-           "The driver logged an Xid that the catalogue puts on the program running then (for "
-           "example 13, 31, 43, 45): an application fault, not the node's.",
-           "Nothing for the node. The job that ran then should look at its own error; if the "
-           "same Xid follows every job on this GPU, run `preflight run --profile standard`."},
-          {"XID_INFORMATIONAL", Severity::info, Action::none,
-           "The driver logged an Xid that the catalogue marks as informational.",
-           "Nothing to do; kept in the verdict for the record."},
-          {"XID_UNLISTED", Severity::warn, Action::none,
-           "The driver logged an Xid that preflight's table does not list (a newer driver's "
-           "code).",
-           "Look the code up in NVIDIA's Xid catalogue for this driver "
-           "(https://docs.nvidia.com/deploy/xid-errors/) and follow its action; tell the "
-           "preflight maintainers so the table gains the row."},
           {"HOST_MCE_UNCORRECTED", Severity::fail, Action::service,
            "The kernel logged an uncorrected machine check (a CPU, cache or memory error the "
            "hardware could not correct).",

@@ -5,9 +5,10 @@
 #include <map>
 #include <sstream>
 
+#include "checks/common/xid_catalog.hpp"
+#include "checks/common/xid_findings.hpp"
 #include "checks/events/events_findings.hpp"
 #include "checks/events/events_readings.hpp"
-#include "checks/events/xid_catalog.hpp"
 #include "preflight/catalogue.hpp"
 
 namespace preflight {
@@ -59,29 +60,6 @@ std::string detail(const EventGroup& g) {
   if (!at.empty()) out += " (first: " + at + ")";
   if (!g.text.empty()) out += ": \"" + g.text + "\"";
   return out;
-}
-
-// The finding of an Xid's bucket (each code spelt out: tests/unit/test_catalogue.cpp finds every
-// code a make_finding call emits).
-Finding xid_bucket_finding(const XidSpec* spec, std::string entity, std::string message) {
-  if (spec == nullptr)
-    return make_finding(events_findings(), "XID_UNLISTED", std::move(entity), std::move(message));
-  switch (spec->bucket) {
-    case XidBucket::informational:
-      return make_finding(events_findings(), "XID_INFORMATIONAL", std::move(entity),
-                          std::move(message));
-    case XidBucket::application:
-      return make_finding(events_findings(), "XID_APPLICATION", std::move(entity),
-                          std::move(message));
-    case XidBucket::reset_gpu:
-      return make_finding(events_findings(), "XID_RESET_GPU", std::move(entity),
-                          std::move(message));
-    case XidBucket::reboot:
-      return make_finding(events_findings(), "XID_REBOOT", std::move(entity), std::move(message));
-    case XidBucket::service:
-      break;
-  }
-  return make_finding(events_findings(), "XID_SERVICE", std::move(entity), std::move(message));
 }
 
 Finding xid_finding(const EventsReadings& r, const EventGroup& g) {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "checks/common/call_bounded.hpp"
+#include "checks/common/counters.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/gemm/gemm_faults.hpp"
 #include "checks/gemm/gemm_figures.hpp"
@@ -217,6 +218,7 @@ GemmCheck::GemmCheck() {
   info_.thresholds = gemm_thresholds();
   info_.findings = {&gemm_findings(), &shared_findings()};
   info_.fault_kinds = gemm_fault_kinds();
+  declare_counters(info_, {CounterFamily::gpu_ecc});
   info_.figures = gemm_figures().exports();
   info_.bars = gemm_figures().bars();
   info_.options = gemm_option_specs();
@@ -272,6 +274,8 @@ CheckResult GemmCheck::run(CheckContext& ctx) const {
     }
   }
 
+  // ECC counts around the products: corrected errors that pour out only under load.
+  CounterWatch counters(ctx, info_.name, {CounterFamily::gpu_ecc});
   std::vector<GemmGpuOutcome> outcomes;
   int abandoned = 0;
   for (std::size_t i = 0; i < settings.dtypes.size(); ++i) {
@@ -322,16 +326,21 @@ CheckResult GemmCheck::run(CheckContext& ctx) const {
                   work.product_seconds, settings.product_seconds);
     result.summary += text;
   }
+  close_counters(result, counters.finish(ctx), *ctx.thresholds, info_.name);
   return result;
 }
 
 std::optional<std::vector<Finding>> GemmCheck::judge(const Readings& readings,
                                                      const Thresholds& thresholds) const {
-  return judge_gemm_speed(readings.get<GemmReadings>(), thresholds);
+  std::vector<Finding> findings = judge_gemm_speed(readings.get<GemmReadings>(), thresholds);
+  for (Finding& f : judge_counters(readings, thresholds, info_.name)) findings.push_back(f);
+  return findings;
 }
 
 std::vector<Finding> GemmCheck::observe(const Readings& readings) const {
-  return gemm_observations(readings.get<GemmReadings>());
+  std::vector<Finding> findings = gemm_observations(readings.get<GemmReadings>());
+  for (Finding& f : observe_counters(readings)) findings.push_back(f);
+  return findings;
 }
 
 }  // namespace preflight

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "checks/common/bandwidth_common.hpp"
+#include "checks/common/counters.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
 #include "checks/hbm/hbm_figures.hpp"
@@ -136,6 +137,7 @@ HbmCheck::HbmCheck() {
   info_.thresholds = hbm_thresholds();
   info_.findings = {&hbm_findings(), &bandwidth_findings()};
   info_.fault_kinds = hbm_fault_kinds();
+  declare_counters(info_, {CounterFamily::gpu_ecc});
   info_.figures = hbm_figures().exports();
 }
 
@@ -157,6 +159,8 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
   }
   const HbmWork work = plan_hbm(bandwidth_request(ctx, static_cast<int>(gpus.size())), memory);
   result.plan = coverage_record(work.plan);
+  // ECC counts around the copies and patterns: the memory test is where they would climb.
+  CounterWatch counters(ctx, info_.name, {CounterFamily::gpu_ecc});
   HbmReadings readings;
   std::size_t done = 0;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
@@ -181,6 +185,7 @@ CheckResult HbmCheck::run(CheckContext& ctx) const {
   }
   result.readings = readings;
   add_judged(result.findings, judge_hbm(readings, *ctx.thresholds));
+  close_counters(result, counters.finish(ctx), *ctx.thresholds, info_.name);
   result.summary = std::to_string(done) + " of " + std::to_string(gpus.size()) + " GPUs tested";
   for (const Metric& m : result.metrics) {
     if (m.name == "hbm_traffic_gbps") {
@@ -199,7 +204,9 @@ WorkPlan HbmCheck::plan_work(const WorkRequest& request) const {
 
 std::optional<std::vector<Finding>> HbmCheck::judge(const Readings& readings,
                                                     const Thresholds& thresholds) const {
-  return judge_hbm(readings.get<HbmReadings>(), thresholds);
+  std::vector<Finding> findings = judge_hbm(readings.get<HbmReadings>(), thresholds);
+  for (Finding& f : judge_counters(readings, thresholds, info_.name)) findings.push_back(f);
+  return findings;
 }
 
 std::vector<Finding> HbmCheck::observe(const Readings& readings) const {
@@ -207,6 +214,7 @@ std::vector<Finding> HbmCheck::observe(const Readings& readings) const {
   for (const HbmGpuReading& g : readings.get<HbmReadings>().gpus) {
     if (auto mismatch = hbm_pattern_observation(g)) findings.push_back(std::move(*mismatch));
   }
+  for (Finding& f : observe_counters(readings)) findings.push_back(f);
   return findings;
 }
 

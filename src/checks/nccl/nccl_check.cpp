@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "checks/common/call_bounded.hpp"
+#include "checks/common/counters.hpp"
 #include "checks/common/entities.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
@@ -108,6 +109,7 @@ NcclCheck::NcclCheck() {
   info_.thresholds = nccl_thresholds();
   info_.findings = {&nccl_findings(), &shared_findings()};
   info_.fault_kinds = nccl_fault_kinds();
+  declare_counters(info_, {CounterFamily::gpu_nvlink});
   info_.figures = nccl_figures().exports();
 }
 
@@ -192,6 +194,8 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
     if (rank >= 0) slow[static_cast<std::size_t>(rank)] = f->number.value_or(1.0);
   }
 
+  // NVLink replay, recovery and CRC counts around the collectives.
+  CounterWatch counters(ctx, info_.name, {CounterFamily::gpu_nvlink});
   NcclReadings readings;
   for (const GpuReading* g : gpus) readings.gpus.push_back(gpu_entity(g->index));
   readings.sizes_planned = plan.sizes;
@@ -245,6 +249,7 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
   }
   result.readings = readings;
   add_judged(result.findings, judge_nccl(readings, *ctx.thresholds));
+  close_counters(result, counters.finish(ctx), *ctx.thresholds, info_.name);
   if (done < ops.size() && !ctx.cancelled()) {
     result.summary =
         std::to_string(done) + " of " + std::to_string(ops.size()) + " collectives run; ";
@@ -266,7 +271,9 @@ CheckResult NcclCheck::run(CheckContext& ctx) const {
 
 std::optional<std::vector<Finding>> NcclCheck::judge(const Readings& readings,
                                                      const Thresholds& thresholds) const {
-  return judge_nccl(readings.get<NcclReadings>(), thresholds);
+  std::vector<Finding> findings = judge_nccl(readings.get<NcclReadings>(), thresholds);
+  for (Finding& f : judge_counters(readings, thresholds, info_.name)) findings.push_back(f);
+  return findings;
 }
 
 std::vector<Finding> NcclCheck::observe(const Readings& readings) const {
@@ -275,6 +282,7 @@ std::vector<Finding> NcclCheck::observe(const Readings& readings) const {
   for (const NcclCollectiveReading& c : recorded.collectives) {
     for (Finding& f : nccl_observations(c, recorded.gpus)) findings.push_back(std::move(f));
   }
+  for (Finding& f : observe_counters(readings)) findings.push_back(std::move(f));
   return findings;
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "checks/common/bandwidth_common.hpp"
+#include "checks/common/counters.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
 #include "checks/nvlink/nvlink_figures.hpp"
@@ -50,6 +51,7 @@ NvlinkCheck::NvlinkCheck() {
   info_.thresholds = nvlink_thresholds();
   info_.findings = {&nvlink_findings(), &bandwidth_findings()};
   info_.fault_kinds = nvlink_fault_kinds();
+  declare_counters(info_, {CounterFamily::gpu_nvlink});
   info_.figures = nvlink_figures().exports();
 }
 
@@ -88,6 +90,8 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
     return std::min(end, SteadyClock::now() + kNvlinkMeasurementBudget);
   };
 
+  // NVLink replay, recovery and CRC counts around the copies.
+  CounterWatch counters(ctx, info_.name, {CounterFamily::gpu_nvlink});
   // Peer access of every ordered pair, every run (cheap): a pair that lost it is found whatever
   // the rotation's step.
   std::vector<std::vector<bool>> access(n, std::vector<bool>(n, false));
@@ -196,6 +200,7 @@ CheckResult NvlinkCheck::run(CheckContext& ctx) const {
   }
   result.readings = readings;
   add_judged(result.findings, judge_nvlink(readings, *ctx.thresholds));
+  close_counters(result, counters.finish(ctx), *ctx.thresholds, info_.name);
 
   double lowest = 0.0;
   std::size_t measured = 0;
@@ -229,7 +234,13 @@ WorkPlan NvlinkCheck::plan_work(const WorkRequest& request) const {
 
 std::optional<std::vector<Finding>> NvlinkCheck::judge(const Readings& readings,
                                                        const Thresholds& thresholds) const {
-  return judge_nvlink(readings.get<NvlinkReadings>(), thresholds);
+  std::vector<Finding> findings = judge_nvlink(readings.get<NvlinkReadings>(), thresholds);
+  for (Finding& f : judge_counters(readings, thresholds, info_.name)) findings.push_back(f);
+  return findings;
+}
+
+std::vector<Finding> NvlinkCheck::observe(const Readings& readings) const {
+  return observe_counters(readings);
 }
 
 }  // namespace preflight

@@ -18,6 +18,8 @@ class NvlinkCheck final : public Check {
   WorkPlan plan_work(const WorkRequest& request) const override;
   CheckResult run(CheckContext& ctx) const override;
   // judge_nvlink on recorded NvlinkReadings (nvlink_readings.hpp).
+  // Error counters that rose under the copies (counters.hpp).
+  std::vector<Finding> observe(const Readings& readings) const override;
   std::optional<std::vector<Finding>> judge(const Readings& readings,
                                             const Thresholds& thresholds) const override;
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "checks/common/bandwidth_common.hpp"
+#include "checks/common/counters.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
 #include "checks/pcie/pcie_figures.hpp"
@@ -312,6 +313,7 @@ PcieCheck::PcieCheck(std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)
   info_.thresholds = pcie_thresholds();
   info_.findings = {&pcie_findings(), &bandwidth_findings()};
   info_.fault_kinds = pcie_fault_kinds();
+  declare_counters(info_, {CounterFamily::gpu_pcie});
   info_.figures = pcie_figures().exports();
 }
 
@@ -325,7 +327,13 @@ WorkPlan PcieCheck::plan_work(const WorkRequest& request) const {
 
 std::optional<std::vector<Finding>> PcieCheck::judge(const Readings& readings,
                                                      const Thresholds& thresholds) const {
-  return judge_pcie(readings.get<PcieReadings>(), thresholds);
+  std::vector<Finding> findings = judge_pcie(readings.get<PcieReadings>(), thresholds);
+  for (Finding& f : judge_counters(readings, thresholds, info_.name)) findings.push_back(f);
+  return findings;
+}
+
+std::vector<Finding> PcieCheck::observe(const Readings& readings) const {
+  return observe_counters(readings);
 }
 
 CheckResult PcieCheck::run(CheckContext& ctx) const {
@@ -354,6 +362,9 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
   }
   add_topology(sysfs_root_, readings);
 
+  // PCIe replays and AER counts around the copies: a link that retransmits while its bandwidth
+  // holds.
+  CounterWatch counters(ctx, info_.name, {CounterFamily::gpu_pcie});
   std::vector<const GpuReading*> usable;
   std::vector<PcieGpuReadings*> usable_readings;
   std::size_t measured = 0;
@@ -429,6 +440,7 @@ CheckResult PcieCheck::run(CheckContext& ctx) const {
 
   result.readings = readings;
   add_judged(result.findings, judge_pcie(readings, *ctx.thresholds));
+  close_counters(result, counters.finish(ctx), *ctx.thresholds, info_.name);
   result.summary =
       std::to_string(measured) + " measurements on " + std::to_string(usable.size()) + " GPUs";
   if (readings.topology == "unknown") result.summary += ", PCIe topology unknown";

@@ -22,6 +22,8 @@ class PcieCheck final : public Check {
   // plan_pcie (bandwidth_plan.hpp).
   WorkPlan plan_work(const WorkRequest& request) const override;
   CheckResult run(CheckContext& ctx) const override;
+  // Error counters that rose under the copies (counters.hpp).
+  std::vector<Finding> observe(const Readings& readings) const override;
   std::optional<std::vector<Finding>> judge(const Readings& readings,
                                             const Thresholds& thresholds) const override;
 

@@ -226,7 +226,9 @@ void to_json(nlohmann::ordered_json& j, const PcieReadings& r) {
 }
 
 void from_json(const nlohmann::ordered_json& j, PcieReadings& r) {
-  object_at(j, "", {"topology", "gpus", "uplinks"});
+  // "counters": the error counters read around the copies, read by their own code
+  // (checks/common/counters.hpp).
+  object_at(j, "", {"topology", "gpus", "uplinks", "counters"});
   r = PcieReadings{};
   if (find(j, "topology") != nullptr) r.topology = opt_string(j, "", "topology");
   if (r.topology != "sysfs" && r.topology != "partial" && r.topology != "unknown") {

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "checks/common/call_bounded.hpp"
+#include "checks/common/counters.hpp"
 #include "checks/common/fault_kinds.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
@@ -59,7 +60,9 @@ std::vector<GpuLocation> gpu_locations(const NodeReading& node) {
 // cannot pass by testing nothing.
 void apply_faults(const FaultPlan& faults, RdmaInventory& inv, std::map<std::string, double>& slow,
                   std::vector<Finding>& findings) {
-  for (const char* kind : {"rdma-down", "rdma-slow"}) {
+  // The counter drills (counters.hpp) are checked here too: a drill at a NIC the node lacks tests
+  // nothing.
+  for (const char* kind : {"rdma-down", "rdma-slow", "rnic-symbol-errors", "rnic-link-downed"}) {
     for (const InjectedFault* f : faults.of_kind(kind)) {
       auto it = std::find_if(inv.devices.begin(), inv.devices.end(),
                              [&](const RdmaDevice& d) { return d.name == f->target.name; });
@@ -76,7 +79,7 @@ void apply_faults(const FaultPlan& faults, RdmaInventory& inv, std::map<std::str
           port.state = "DOWN";
           port.phys_state = "Disabled";
         }
-      } else {
+      } else if (std::string(kind) == "rdma-slow") {
         slow[it->name] = f->number.value_or(1.0);
       }
     }
@@ -201,6 +204,7 @@ RdmaCheck::RdmaCheck() {
                 "RDMA writes from and to the NIC deliver FACTOR of their bandwidth, e.g. 0.5",
                 {"RDMA_BANDWIDTH_LOW", "RDMA_BANDWIDTH_MARGINAL", "FAULT_TARGET_MISSING"}),
   };
+  declare_counters(info_, {CounterFamily::rnic});
   info_.figures = rdma_figures().exports();
   info_.options = {
       {kExpectFlag, "N",
@@ -221,13 +225,17 @@ std::optional<std::vector<Finding>> RdmaCheck::judge(const Readings& readings,
                                                      const Thresholds& thresholds) const {
   RdmaReadings parsed;
   from_json(readings, parsed);
-  return judge_rdma(parsed, thresholds);
+  std::vector<Finding> findings = judge_rdma(parsed, thresholds);
+  for (Finding& f : judge_counters(readings, thresholds, info_.name)) findings.push_back(f);
+  return findings;
 }
 
 std::vector<Finding> RdmaCheck::observe(const Readings& readings) const {
   RdmaReadings parsed;
   from_json(readings, parsed);
-  return rdma_observations(parsed);
+  std::vector<Finding> findings = rdma_observations(parsed);
+  for (Finding& f : observe_counters(readings)) findings.push_back(f);
+  return findings;
 }
 
 WorkPlan RdmaCheck::plan_work(const WorkRequest& request) const {
@@ -345,6 +353,10 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   }
   result.plan = record;
 
+  // The ports' error counters around the transfers: a link that degrades while it still trains
+  // at full rate.
+  std::optional<CounterWatch> counters;
+  if (!transfers.empty()) counters.emplace(ctx, info_.name, std::vector{CounterFamily::rnic});
   std::size_t done = 0;
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const PlannedTransfer& t = transfers[i];
@@ -401,6 +413,7 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   }
   add_judged(result.findings, judge_rdma(readings, *ctx.thresholds));
   to_json(result.readings, readings);
+  if (counters) close_counters(result, counters->finish(ctx), *ctx.thresholds, info_.name);
 
   result.summary = device_summary(readings, selection) + " " + std::to_string(usable) +
                    " usable ports, " + std::to_string(done) + " of " +

@@ -89,10 +89,6 @@ bool rdma_port_up(const RdmaPort& port) {
   return port.state == "ACTIVE" && port.phys_state == "LinkUp";
 }
 
-std::string rdma_port_entity(const std::string& device, int port) {
-  return port == 1 ? device : device + ":" + std::to_string(port);
-}
-
 int rdma_width_lanes(int active_width) {
   switch (active_width) {
     case 1:

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "checks/common/entities.hpp"  // rdma_port_entity
 #include "preflight/engine/node_backend.hpp"
 #include "preflight/engine/rdma_engine.hpp"
 
@@ -32,9 +33,6 @@ std::string rdma_port_rate_name(int active_speed, int active_width);
 double rdma_port_rate(const RdmaPort& port);
 // ACTIVE with its physical link up.
 bool rdma_port_up(const RdmaPort& port);
-// The entity of a port's findings: the device ("mlx5_0"), with the port number for a port other
-// than 1 ("mlx5_0:2").
-std::string rdma_port_entity(const std::string& device, int port);
 
 // --- Expectations ---------------------------------------------------------------------------
 struct RdmaExpectations {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "checks/common/counters.hpp"  // kCounterReadSeconds
 #include "checks/rdma/rdma_check.hpp"  // rdma_device_list
 #include "checks/rdma/rdma_math.hpp"   // rdma_pair_entity
 #include "preflight/check.hpp"         // Profile
@@ -94,10 +95,13 @@ RdmaWork plan_rdma(const WorkRequest& request, const RdmaWorkShape& shape,
   const double whole_s = modelled_s(fixed + whole_shifts * per_shift, whole_t);
   const double floor_s = modelled_s(fixed + least_shifts * per_shift, kMinTransfer_s);
 
+  // The ports' error counters, read before and after the transfers (counters.hpp): time the
+  // transfers do not get.
+  const double counter_s = n > 0 || fixed > 0 ? kCounterReadSeconds : 0.0;
   int shifts = whole_shifts;
   double transfer_s = whole_t;
-  if (request.seconds && *request.seconds < whole_s) {
-    const double seconds = std::max(*request.seconds, floor_s);
+  if (request.seconds && *request.seconds < whole_s + counter_s) {
+    const double seconds = std::max(*request.seconds - counter_s, floor_s);
     // Pairs before seconds per transfer: as many shifts as fit at quick's transfer (or the
     // profile's, if shorter), then the transfers lengthened into the time left, or shortened
     // toward kMinTransfer_s when even one shift does not fit.
@@ -112,8 +116,8 @@ RdmaWork plan_rdma(const WorkRequest& request, const RdmaWorkShape& shape,
   work.transfer_s = transfer_s;
 
   WorkPlan& plan = work.plan;
-  plan.expected_s = modelled_s(fixed + work.pair_transfers, transfer_s);
-  plan.floor_s = std::min(floor_s, plan.expected_s);
+  plan.expected_s = modelled_s(fixed + work.pair_transfers, transfer_s) + counter_s;
+  plan.floor_s = std::min(floor_s + counter_s, plan.expected_s);
   plan.reduced = shifts < whole_shifts || transfer_s < whole_t;
   plan.rotation_step = work.rotation.step;
   plan.rotation_steps = work.rotation.steps;

@@ -7,7 +7,7 @@
 #include <regex>
 #include <sstream>
 
-#include "checks/events/xid_catalog.hpp"
+#include "checks/common/xid_catalog.hpp"
 
 using namespace preflight;
 

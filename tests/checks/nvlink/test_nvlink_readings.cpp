@@ -203,7 +203,11 @@ TEST_CASE("nvlink readings: the run's readings judged again give the run's findi
 
   // JSON text -> readings -> JSON: unchanged; judged again: the same findings.
   const auto back = Readings::parse(recorded.dump()).get<NvlinkReadings>();
-  CHECK(Readings(back) == recorded);
+  // The error counters' window is the counters' own (test_counters.cpp), not NvlinkReadings'.
+  REQUIRE(recorded.contains("counters"));
+  Readings own = recorded;
+  own.erase("counters");
+  CHECK(Readings(back) == own);
   auto again = judge_nvlink(back, sku("h100-sxm5-80gb"));
   for (Finding& f : again) f.judged = true;
   CHECK(described(again) == described(judged_of(nvlink.findings)));

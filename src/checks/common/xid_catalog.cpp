@@ -8,7 +8,7 @@
 // Action)", with its "Fault Resolution Buckets" and "XID 144-150 Decode" sheets. Names are short
 // paraphrases of the catalogue's Description column, or, for codes it marks "Unused", of the older
 // Xid listing (docs.nvidia.com/deploy/xid-errors, pre-Ampere causes table).
-#include "checks/events/xid_catalog.hpp"
+#include "checks/common/xid_catalog.hpp"
 
 #include <algorithm>
 
