@@ -66,6 +66,7 @@ void record_counters(Readings& readings, const CounterWindow& window) {
     item["before"] = v.before ? Readings(*v.before) : Readings(nullptr);
     item["after"] = v.after ? Readings(*v.after) : Readings(nullptr);
     if (v.injected) item["injected"] = true;
+    if (v.previous_run) item["previous_run"] = *v.previous_run;
     values.push_back(std::move(item));
   }
   readings["counters"] = {{"seconds", window.seconds},
@@ -102,6 +103,7 @@ std::optional<CounterWindow> counters_of(const Readings& readings) {
     v.before = number(item, "before");
     v.after = number(item, "after");
     v.injected = item.value("injected", false);
+    v.previous_run = number(item, "previous_run");
     w.values.push_back(std::move(v));
   }
   if (c.contains("not_available")) {
@@ -364,6 +366,8 @@ void close_counters(CheckResult& result, const CounterWindow& window, const Thre
   Readings own = Readings::object();
   record_counters(own, window);
   if (result.readings.is_object()) result.readings["counters"] = own["counters"];
+  if (!window.state_file.empty())
+    result.state_if_healthy.push_back({window.state_file, window.state});
   for (Finding& f : observe_counters(own)) result.findings.push_back(std::move(f));
   add_judged(result.findings, judge_counters(own, thresholds, check));
 }

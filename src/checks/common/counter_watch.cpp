@@ -8,11 +8,14 @@
 #include <array>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/counters.hpp"
 #include "checks/common/entities.hpp"
 #include "checks/common/pci_link.hpp"
+#include "model/bounded_input.hpp"
+#include "preflight/errors.hpp"
 
 namespace preflight {
 
@@ -25,6 +28,8 @@ using Values = std::map<std::pair<std::string, std::string>, std::uint64_t>;
 constexpr std::chrono::milliseconds kNvmlBudget{1000};
 // sysfs counter files are a line or a dozen; anything longer is not one.
 constexpr std::size_t kMaxSysfsFile = 4096;
+// A state file of the counters: a line per counter, a few hundred on the largest node.
+constexpr std::size_t kMaxStateBytes = 1 << 20;
 // Enough for every RDMA device of a node (a p5 has 32); more are ignored, and said.
 constexpr std::size_t kMaxRdmaDevices = 64;
 
@@ -236,6 +241,42 @@ void drain_events(CheckContext& ctx, std::chrono::milliseconds wait, const char*
   }
 }
 
+// The file in --state-dir that holds a check's counters at the end of its last healthy run.
+std::string state_file_of(const std::string& check) {
+  return "counters-" + check;
+}
+
+// The values that file holds: "entity counter value" lines. A file that is missing, too large
+// or not of that form is not trusted, and gives none (the first run after it sets it right).
+std::map<std::pair<std::string, std::string>, std::uint64_t> read_previous(
+    const std::string& state_dir, const std::string& check, std::vector<std::string>& missing) {
+  std::map<std::pair<std::string, std::string>, std::uint64_t> values;
+  if (state_dir.empty()) return values;
+  const std::string path = state_dir + "/" + state_file_of(check);
+  if (::access(path.c_str(), F_OK) != 0) return values;
+  std::string text;
+  try {
+    text = read_bounded_file(path, kMaxStateBytes);
+  } catch (const InvalidInput& e) {
+    missing.push_back(std::string("previous run's counters: ") + e.what());
+    return values;
+  }
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string entity;
+    std::string counter;
+    std::uint64_t value = 0;
+    std::string rest;
+    if (!(fields >> entity >> counter >> value) || (fields >> rest)) {
+      missing.push_back("previous run's counters: " + path + ": not a counters file");
+      return {};
+    }
+    values[{entity, counter}] = value;
+  }
+  return values;
+}
+
 // The counter each drill adds to (counter_fault_kinds).
 const char* drilled_counter(std::string_view kind) {
   if (kind == "ecc-correctable-rise") return "ecc_corrected_volatile";
@@ -281,8 +322,10 @@ CounterWatch::CounterWatch(CheckContext& ctx, std::string check,
     drain_events(ctx, std::chrono::milliseconds(0), "before", window_);
   }
   for (const auto& [key, value] : read_all(ctx, families_, window_.not_available)) {
-    window_.values.push_back({key.first, key.second, value, std::nullopt, false});
+    window_.values.push_back({key.first, key.second, value, std::nullopt, false, std::nullopt});
   }
+  state_dir_ = ctx.state_dir;
+  previous_ = read_previous(state_dir_, check_, window_.not_available);
 }
 
 CounterWindow CounterWatch::finish(CheckContext& ctx) {
@@ -299,12 +342,18 @@ CounterWindow CounterWatch::finish(CheckContext& ctx) {
     const bool known = std::any_of(window.values.begin(), window.values.end(), [&](const auto& v) {
       return v.entity == key.first && v.counter == key.second;
     });
-    if (!known) window.values.push_back({key.first, key.second, std::nullopt, value, false});
+    if (!known) {
+      window.values.push_back({key.first, key.second, std::nullopt, value, false, std::nullopt});
+    }
   }
-  if (ctx.faults == nullptr) return window;
+  for (CounterValue& v : window.values) {
+    const auto it = previous_.find({v.entity, v.counter});
+    if (it != previous_.end()) v.previous_run = it->second;
+  }
   // Only the drills this check owns: a counter two checks watch (ECC: gemm and hbm) is drilled
   // in one of them.
   for (const FaultKindSpec& kind : counter_fault_kinds(check_, families_)) {
+    if (ctx.faults == nullptr) break;
     for (const InjectedFault* f : ctx.faults->of_kind(kind.kind)) {
       const char* counter = drilled_counter(f->kind);
       if (counter == nullptr) continue;
@@ -316,11 +365,20 @@ CounterWindow CounterWatch::finish(CheckContext& ctx) {
       // A counter this node lacks is drilled from zero, so the drill runs anywhere.
       if (it == window.values.end() || !it->before || !it->after) {
         if (it != window.values.end()) window.values.erase(it);
-        window.values.push_back({entity, counter, 0, rise, true});
+        window.values.push_back({entity, counter, 0, rise, true, std::nullopt});
         continue;
       }
       *it->after += rise;
       it->injected = true;
+    }
+  }
+  const bool drilled = std::any_of(window.values.begin(), window.values.end(),
+                                   [](const CounterValue& v) { return v.injected; });
+  if (!state_dir_.empty() && !drilled) {
+    window.state_file = state_file_of(check_);
+    for (const CounterValue& v : window.values) {
+      if (v.after)
+        window.state += v.entity + " " + v.counter + " " + std::to_string(*v.after) + "\n";
     }
   }
   return window;

@@ -6,6 +6,7 @@
 // "counters", and judge_counters / observe_counters make the findings from those readings alone,
 // so `preflight judge` makes them again.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,10 @@ struct CounterValue {
   std::optional<std::uint64_t> before;
   std::optional<std::uint64_t> after;
   bool injected = false;  // a drill added to `after`
+  // The counter at the end of this check's load in the node's last healthy run, from
+  // --state-dir; nullopt without one. Recorded, not judged: the rise between runs is the
+  // node's history's to judge.
+  std::optional<std::uint64_t> previous_run;
 };
 
 // Xid events the driver reported (NVML's event stream), counted per GPU, code and when: "load"
@@ -53,6 +58,11 @@ struct CounterWindow {
   // Counters this node does not expose, once per entity and counter family: "gpu0: NVLink
   // error counters: Not Supported". Never a finding.
   std::vector<std::string> not_available;
+  // What the next run compares with (`counters-<check>` in --state-dir): the values read at the
+  // end of this load, one "entity counter value" line each. Empty without --state-dir or when a
+  // drill changed a value; the app keeps it only when the verdict is healthy.
+  std::string state_file;
+  std::string state;
 };
 
 // Reads the families' counters now; finish() reads them again. Reads go through the node backend
@@ -67,6 +77,8 @@ class CounterWatch {
 
  private:
   std::string check_;
+  std::string state_dir_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> previous_;
   std::vector<CounterFamily> families_;
   SteadyClock::time_point start_;
   CounterWindow window_;

@@ -32,7 +32,7 @@ Readings counter_readings(double seconds, const std::vector<CounterValue>& value
 
 CounterValue rose(const std::string& entity, const std::string& counter, std::uint64_t before,
                   std::uint64_t after) {
-  return {entity, counter, before, after, false};
+  return {entity, counter, before, after, false, std::nullopt};
 }
 
 std::set<std::string> judged_codes(double seconds, const std::vector<CounterValue>& values,
@@ -147,8 +147,8 @@ TEST_CASE("counters: uncorrectable rises fail at the first, whatever the thresho
 
 TEST_CASE("counters: a counter not read at both ends, or gone backwards, is no rise") {
   const std::vector<CounterValue> values = {
-      {"gpu0", "ecc_uncorrected_volatile", std::nullopt, 4, false},
-      {"gpu0", "pcie_replay", 100, std::nullopt, false},
+      {"gpu0", "ecc_uncorrected_volatile", std::nullopt, 4, false, std::nullopt},
+      {"gpu0", "pcie_replay", 100, std::nullopt, false, std::nullopt},
       rose("gpu0", "ecc_corrected_volatile", 90000, 3),  // a driver reload reset it
       rose("mlx5_0", "link_downed", 9, 0),
   };
@@ -160,7 +160,8 @@ TEST_CASE("counters: a counter not read at both ends, or gone backwards, is no r
 TEST_CASE("counters: readings round trip, and bad ones are refused naming the field") {
   CounterWindow w;
   w.seconds = 1.5;
-  w.values = {rose("gpu0", "pcie_replay", 1, 2), {"gpu1", "aer_fatal", std::nullopt, 3, true}};
+  w.values = {rose("gpu0", "pcie_replay", 1, 2),
+              {"gpu1", "aer_fatal", std::nullopt, 3, true, std::uint64_t{2}}};
   w.not_available = {"gpu1: PCIe replay counter: not supported"};
   Readings r = Readings::object();
   r["gpus"] = Readings::array();  // a check's own readings stay as they are
@@ -174,6 +175,8 @@ TEST_CASE("counters: readings round trip, and bad ones are refused naming the fi
   CHECK(back->values[1].before == std::nullopt);
   CHECK(back->values[1].after == 3u);
   CHECK(back->values[1].injected);
+  CHECK(back->values[0].previous_run == std::nullopt);
+  CHECK(back->values[1].previous_run == 2u);
   CHECK(back->not_available == w.not_available);
 
   // A verdict of an older version: no window, nothing judged.
@@ -276,4 +279,61 @@ TEST_CASE("counters: a node that exposes none is not available, never a finding"
   record_counters(r, w);
   CHECK(observe_counters(r).empty());
   CHECK(judge_counters(r, test::h100(), "pcie").empty());
+}
+
+TEST_CASE("counters: with --state-dir the values are kept for the next run and compared with") {
+  const CounterSysfsDir state;  // a state directory
+  NodeReading node = test::healthy_node(1);
+  test::FakeBackend backend(node);
+  GpuErrorCounters sample;
+  sample.pcie_replay = 40;
+  backend.error_counter_samples[0] = sample;
+  CheckContext ctx;
+  ctx.node = &node;
+  ctx.engines = backend.engines();
+  ctx.state_dir = state.root;
+
+  // First run: nothing to compare with; the end values are what a healthy verdict keeps.
+  CounterWindow first = CounterWatch(ctx, "pcie", {CounterFamily::gpu_pcie}).finish(ctx);
+  REQUIRE(first.values.size() == 1);
+  CHECK(first.values[0].previous_run == std::nullopt);
+  CHECK(first.state_file == "counters-pcie");
+  CHECK(first.state == "gpu0 pcie_replay 40\n");
+  CheckResult result;
+  result.readings = Readings::object();
+  close_counters(result, first, test::h100(), "pcie");
+  REQUIRE(result.state_if_healthy.size() == 1);
+  CHECK(result.state_if_healthy[0].file == "counters-pcie");
+  write_sysfs_file(state.root + "/counters-pcie", first.state);
+
+  // The next run: 40 was kept, 55 now; recorded, never judged.
+  backend.error_counter_samples[0].pcie_replay = 55;
+  CounterWindow second = CounterWatch(ctx, "pcie", {CounterFamily::gpu_pcie}).finish(ctx);
+  REQUIRE(second.values.size() == 1);
+  CHECK(second.values[0].previous_run == 40u);
+  CHECK(second.values[0].after == 55u);
+  Readings r = Readings::object();
+  record_counters(r, second);
+  CHECK(r["counters"]["values"][0]["previous_run"] == 40);
+  CHECK(judge_counters(r, test::h100(), "pcie").empty());
+
+  // A file that is not one is not trusted: said, and nothing compared.
+  write_sysfs_file(state.root + "/counters-pcie", "gpu0 pcie_replay lots\n");
+  CounterWindow third = CounterWatch(ctx, "pcie", {CounterFamily::gpu_pcie}).finish(ctx);
+  CHECK(third.values[0].previous_run == std::nullopt);
+  CHECK(std::find(third.not_available.begin(), third.not_available.end(),
+                  "previous run's counters: " + state.root +
+                      "/counters-pcie: not a counters file") != third.not_available.end());
+
+  // A drill keeps nothing: its values are not the node's.
+  const InjectedFault drill = [] {
+    CheckRegistry registry;
+    register_builtin_checks(registry);
+    return parse_fault("pcie-replay-rise:9@gpu=0", registry.fault_kinds());
+  }();
+  const FaultPlan faults(std::vector<InjectedFault>{drill});
+  ctx.faults = &faults;
+  CounterWindow drilled = CounterWatch(ctx, "pcie", {CounterFamily::gpu_pcie}).finish(ctx);
+  CHECK(drilled.state_file.empty());
+  CHECK(drilled.state.empty());
 }
