@@ -338,12 +338,15 @@ CounterWindow CounterWatch::finish(CheckContext& ctx) {
     const auto it = after.find({v.entity, v.counter});
     if (it != after.end()) v.after = it->second;
   }
-  for (const auto& [key, value] : after) {
+  // Not structured bindings: C++17 lambdas cannot capture them (clang refuses, GCC allows).
+  for (const auto& entry : after) {
+    const std::pair<std::string, std::string>& key = entry.first;
     const bool known = std::any_of(window.values.begin(), window.values.end(), [&](const auto& v) {
       return v.entity == key.first && v.counter == key.second;
     });
     if (!known) {
-      window.values.push_back({key.first, key.second, std::nullopt, value, false, std::nullopt});
+      window.values.push_back(
+          {key.first, key.second, std::nullopt, entry.second, false, std::nullopt});
     }
   }
   for (CounterValue& v : window.values) {
