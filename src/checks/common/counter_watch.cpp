@@ -1,7 +1,6 @@
 // Reading the error counters at both ends of a load check (counters.hpp). NVML through the node
 // backend, bounded like an engine call; sysfs with small bounded reads. Nothing here judges.
 #include <dirent.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,17 +37,14 @@ std::string sysfs_root() {
   return root != nullptr && *root != '\0' ? root : "/sys";
 }
 
-// The file's text, at most kMaxSysfsFile bytes, without blocking on anything but the file;
-// nullopt when it cannot be opened or read.
+// The file's text, at most kMaxSysfsFile bytes (model/bounded_input.hpp, as the events check
+// reads EDAC counts); nullopt when it cannot be read.
 std::optional<std::string> read_small(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text(kMaxSysfsFile, '\0');
-  const ssize_t n = ::read(fd, text.data(), text.size());
-  ::close(fd);
-  if (n < 0) return std::nullopt;
-  text.resize(static_cast<std::size_t>(n));
-  return text;
+  try {
+    return read_bounded_file(path, kMaxSysfsFile);
+  } catch (const InvalidInput&) {
+    return std::nullopt;
+  }
 }
 
 std::optional<std::uint64_t> read_number(const std::string& path) {
