@@ -15,9 +15,11 @@ using nlohmann::json;
 TEST_CASE("fleet host: the slow-node drill delivers the factor it names") {
   // Every member of a host-transport group starts each iteration together, and the drill's
   // rank stretches its own iterations to natural / FACTOR, so the group's figure (its slowest
-  // member's) is FACTOR of what the same iterations measured unpaced. 8M per rank keeps each
-  // exchange long against a descheduled partner. Measured under stress-ng --cpu 2: 0.750 to
-  // 0.773 for 0.75 (docs/fleet.md).
+  // member's) is FACTOR of what the drilled rank's same iterations measured unpaced, unless a
+  // partner was slower than that still. 8M per rank keeps each exchange long against a
+  // descheduled partner. Measured under stress-ng --cpu 4 --vm 1: 0.750 in 12 of 12 runs for
+  // 0.75 (docs/fleet.md). Against the group's unpaced figure (a partner's, when slower than the
+  // drilled rank unpaced) it read above 0.8 in CI at stop 38.
   for (const double factor : {0.5, 0.75}) {
     const std::string spec = "allgather-slow:" + std::to_string(factor) + "@node=1";
     const auto r = run_fleet(4, {"--inject-fault", spec, "--sizes", "8M"});

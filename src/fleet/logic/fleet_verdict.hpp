@@ -78,9 +78,10 @@ struct FleetGroupRecord {
   double noise = 0;
   // Proven ranks run beside the retests for comparison (FleetPlannerOptions::reference_groups).
   bool reference = false;
-  // Only where the allgather-slow drill paced a member (host transport): the group's figure
-  // before the pacing, so busbw_gbps / drill_unslowed_gbps is the factor the drill delivered; 0
-  // else.
+  // Only where the allgather-slow drill paced a member (host transport): that member's own
+  // figure before the pacing, so busbw_gbps / drill_unslowed_gbps is the factor the drill
+  // delivered against the drilled node's speed (below it only where a partner was slower
+  // still); 0 else.
   double drill_unslowed_gbps = 0;
   // The largest relative standard error of a member's figure from its own iterations
   // (GroupWork::busbw_rel_se); 0 where the transport does not report it.
