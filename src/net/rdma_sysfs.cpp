@@ -1,9 +1,14 @@
 #include "net/rdma_sysfs.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cstdlib>
-#include <fstream>
+#include <exception>
+#include <filesystem>
+#include <sstream>
+
+#include "model/bounded_input.hpp"
 
 namespace preflight {
 namespace {
@@ -40,13 +45,35 @@ bool looks_like_pci_address(const std::string& name) {
   return name.size() == 12 && name[4] == ':' && name[7] == ':' && name[10] == '.';
 }
 
+// A sysfs attribute is at most a page; this leaves room for any page size.
+constexpr std::size_t kMaxSysfsFile = 64 * 1024;
+
+// An interface name as the kernel allows it (at most IFNAMSIZ - 1 characters, no slash, not a
+// dot entry): what a name read from sysfs must be before it becomes part of a path.
+bool valid_netdev_name(const std::string& name) {
+  if (name.empty() || name.size() > 15 || name == "." || name == "..") return false;
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    return c == '/' || std::isspace(static_cast<unsigned char>(c)) || c == '\0';
+  });
+}
+
+// "/sys" for "/sys/class/infiniband/mlx5_0"; the tests' sysfs roots likewise.
+std::string sysfs_root_of(const std::string& ibdev_dir) {
+  const auto at = ibdev_dir.rfind("/class/infiniband/");
+  return at == std::string::npos ? "/sys" : ibdev_dir.substr(0, at);
+}
+
 }  // namespace
 
 std::optional<std::string> read_sysfs_line(const std::string& path) {
-  std::ifstream file(path);
-  std::string line;
-  if (!file || !std::getline(file, line)) return std::nullopt;
-  return trim(line);
+  std::string text;
+  try {
+    text = read_bounded_file(path, kMaxSysfsFile);
+  } catch (const std::exception&) {
+    return std::nullopt;  // missing, unreadable, not a regular file or too large
+  }
+  if (text.empty()) return std::nullopt;
+  return trim(text.substr(0, text.find('\n')));
 }
 
 std::optional<int> pcie_gen_from_speed(const std::string& text) {
@@ -168,6 +195,41 @@ std::optional<int> find_roce_v2_gid(const std::string& port_dir, int table_len) 
     if (gid && routable_roce_gid(*gid)) return index;
   }
   return std::nullopt;
+}
+
+std::string roce_netdev(const std::string& ibdev_dir, const std::string& port_dir) {
+  // The interface's own addresses come first in the GID table (mlx5's has 255 entries, most
+  // of them unused): a few entries are enough.
+  constexpr int kEntries = 16;
+  for (int index = 0; index < kEntries; ++index) {
+    const auto name = read_sysfs_line(port_dir + "/gid_attrs/ndevs/" + std::to_string(index));
+    if (name && valid_netdev_name(*name)) return *name;
+  }
+  std::error_code error;
+  std::vector<std::string> names;
+  for (std::filesystem::directory_iterator it(ibdev_dir + "/device/net", error), end;
+       !error && it != end; it.increment(error)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    if (valid_netdev_name(name)) return name;
+  }
+  return "";
+}
+
+std::vector<std::string> read_bond_members(const std::string& ibdev_dir,
+                                           const std::string& netdev) {
+  std::vector<std::string> members;
+  if (!valid_netdev_name(netdev)) return members;
+  const auto slaves =
+      read_sysfs_line(sysfs_root_of(ibdev_dir) + "/class/net/" + netdev + "/bonding/slaves");
+  if (!slaves) return members;
+  std::istringstream words(*slaves);
+  for (std::string word; words >> word;) {
+    if (valid_netdev_name(word)) members.push_back(word);
+  }
+  return members;
 }
 
 }  // namespace preflight

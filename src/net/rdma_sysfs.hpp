@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace preflight {
 
@@ -13,7 +14,9 @@ namespace preflight {
 inline constexpr const char* kInfinibandClass = "/sys/class/infiniband";
 
 // The first line of a sysfs file, without the newline; nullopt when it cannot be read (some
-// attributes, like an empty GID entry's type, fail to read by design).
+// attributes, like an empty GID entry's type, fail to read by design), is not a regular file or
+// is larger than any sysfs attribute (read_bounded_file: a FIFO or a huge file planted in a
+// test's or a container's sysfs cannot hang or flood the inventory).
 std::optional<std::string> read_sysfs_line(const std::string& path);
 
 // "32.0 GT/s PCIe" -> 5 (2.5 -> 1, 5 -> 2, 8 -> 3, 16 -> 4, 32 -> 5, 64 -> 6, 128 -> 7);
@@ -47,5 +50,14 @@ bool routable_roce_gid(const GidBytes& gid);
 // The first GID index of `port_dir` (/sys/class/infiniband/<dev>/ports/<n>) below `table_len`
 // whose type is "RoCE v2" and whose address passes routable_roce_gid(); nullopt when none.
 std::optional<int> find_roce_v2_gid(const std::string& port_dir, int table_len);
+
+// The network interface of RoCE port `port_dir`: the interface of its first GID entry that has
+// one (gid_attrs/ndevs/N: "bond0" for a bonded device such as mlx5_bond_0), else the PCI
+// function's own (`ibdev_dir`/device/net/*, the first by name). "" when none can be read or the
+// name is not an interface name.
+std::string roce_netdev(const std::string& ibdev_dir, const std::string& port_dir);
+// The interfaces bond `netdev` is made of (class/net/NETDEV/bonding/slaves, under the sysfs root
+// `ibdev_dir` is in); empty when `netdev` is not a bond.
+std::vector<std::string> read_bond_members(const std::string& ibdev_dir, const std::string& netdev);
 
 }  // namespace preflight

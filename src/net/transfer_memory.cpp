@@ -1,9 +1,15 @@
 // Host buffers of a transfer, and the pattern both kinds of memory use.
+#include <linux/mempolicy.h>  // MPOL_BIND, MPOL_MF_*: constants only, no libnuma
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "net/transfer_memory.hpp"
 
@@ -16,6 +22,31 @@ std::uint64_t mix(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
+}
+
+// The highest NUMA node a mask is made for: what the readings accept (rdma_readings.cpp), far
+// above any machine's count (the kernel's default MAX_NUMNODES is 1024 at most).
+constexpr int kHighestNumaNode = 4095;
+
+// Binds [memory, memory + bytes) (page-aligned) to `node` with the raw system call, so the
+// binary needs no libnuma. MPOL_MF_MOVE moves pages already touched (an allocation the heap
+// reused), and MPOL_MF_STRICT makes a page that cannot be moved an error: after a success every
+// page is, or will be at its first touch, on the node. Returns the error text, "" on success.
+std::string bind_to_node(void* memory, std::size_t bytes, int node, const char* what) {
+  const std::string call =
+      "mbind(" + std::string(what) + ", NUMA node " + std::to_string(node) + ")";
+  if (node < 0 || node > kHighestNumaNode) return call + ": no such node";
+  constexpr std::size_t kBitsPerWord = sizeof(unsigned long) * CHAR_BIT;
+  std::vector<unsigned long> mask(static_cast<std::size_t>(kHighestNumaNode) / kBitsPerWord + 1, 0);
+  const auto at = static_cast<std::size_t>(node);
+  mask[at / kBitsPerWord] |= 1UL << (at % kBitsPerWord);
+  // The kernel reads one bit fewer than maxnode (mm/mempolicy.c, get_nodes), hence the + 1.
+  const unsigned long maxnode = mask.size() * kBitsPerWord + 1;
+  const long rc = ::syscall(SYS_mbind, memory, bytes, MPOL_BIND, mask.data(), maxnode,
+                            MPOL_MF_MOVE | MPOL_MF_STRICT);
+  const int code = errno;  // before anything else can change it
+  if (rc != 0) return call + ": " + std::strerror(code);
+  return {};
 }
 
 class HostMemory final : public TransferMemory {
@@ -74,13 +105,22 @@ class HostMemory final : public TransferMemory {
 
 }  // namespace
 
-std::unique_ptr<TransferMemory> make_host_memory(std::size_t bytes, std::string& error) {
+std::unique_ptr<TransferMemory> make_host_memory(std::size_t bytes, std::string& error,
+                                                 int numa_node) {
   try {
     HostBuffer source(bytes);
     HostBuffer destination(bytes);
     if (source.get() == nullptr || destination.get() == nullptr) {
       error = "out of memory: 2 host buffers of " + std::to_string(bytes) + " bytes";
       return nullptr;
+    }
+    if (numa_node >= 0) {
+      // Before prepare() first writes them: the pages are then allocated on the node.
+      error = bind_to_node(source.get(), source.size(), numa_node, "source");
+      if (error.empty()) {
+        error = bind_to_node(destination.get(), destination.size(), numa_node, "destination");
+      }
+      if (!error.empty()) return nullptr;
     }
     return std::make_unique<HostMemory>(std::move(source), std::move(destination));
   } catch (const std::bad_alloc&) {

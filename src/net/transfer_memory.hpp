@@ -54,7 +54,12 @@ class TransferMemory {
 };
 
 // Two page-aligned host buffers of at least `bytes`; null with `error` set when out of memory.
-std::unique_ptr<TransferMemory> make_host_memory(std::size_t bytes, std::string& error);
+// With `numa_node` >= 0 both are bound to that NUMA node (mbind(2), MPOL_BIND) before their
+// first touch, so the loopback mesh moves bytes between the NIC and that socket's memory; a
+// binding the kernel refuses (a node that is not online, a kernel without NUMA) is an error
+// naming mbind, never memory elsewhere. -1: wherever the kernel places them.
+std::unique_ptr<TransferMemory> make_host_memory(std::size_t bytes, std::string& error,
+                                                 int numa_node = -1);
 
 // Two buffers on CUDA device `cuda_ordinal` (GPUDirect RDMA): registered through a dma-buf of
 // the CUDA driver where the driver and libibverbs support it, else with plain ibv_reg_mr on the

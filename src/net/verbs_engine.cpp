@@ -1,5 +1,5 @@
 // The RDMA engine of a build with libibverbs: the library is loaded at the first use, so a run
-// without the rdma check never touches it.
+// without the rdma check never touches it; libefa likewise, at the first EFA device.
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -15,7 +15,7 @@ class VerbsEngine final : public RdmaEngine {
   RdmaInventory inventory() override {
     RdmaInventory inventory;
     try {
-      return read_rdma_inventory(library());
+      return read_rdma_inventory(library(), efa_);
     } catch (const std::exception& e) {
       inventory.error = e.what();
     } catch (...) {
@@ -27,7 +27,7 @@ class VerbsEngine final : public RdmaEngine {
   RdmaTransferResult transfer(const RdmaTransferJob& job) override {
     RdmaTransferResult result;
     try {
-      return run_rdma_transfer(library(), job);
+      return run_rdma_transfer(library(), efa_, job);
     } catch (const std::exception& e) {
       result.error = e.what();
     } catch (...) {
@@ -46,6 +46,7 @@ class VerbsEngine final : public RdmaEngine {
 
   std::once_flag loaded_;
   std::unique_ptr<VerbsLibrary> library_;
+  LazyEfaLibrary efa_;  // loaded only where a device is an EFA device
 };
 
 }  // namespace

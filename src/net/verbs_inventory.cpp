@@ -1,10 +1,12 @@
-// inventory(): every RDMA device libibverbs lists, with its PCI location from sysfs and every
-// port.
+// inventory(): every RDMA device libibverbs lists, with its PCI location from sysfs, every
+// port, its transport (InfiniBand, RoCE or EFA), the RDMA operations an EFA device offers and
+// the members of a bonded RoCE device.
 #include <cerrno>
 #include <cstring>
 #include <new>
 #include <string>
 
+#include "net/efa_library.hpp"
 #include "net/rdma_sysfs.hpp"
 #include "net/verbs_engine.hpp"
 #include "net/verbs_port.hpp"
@@ -13,7 +15,45 @@
 namespace preflight {
 namespace {
 
-RdmaDevice read_device(const VerbsLibrary& library, const VerbsDeviceList& list, int index) {
+// "roce" when a port is Ethernet, else "ib" (InfiniBand, or the unspecified link layer of old
+// kernels); "" without a port to tell.
+std::string transport_from_ports(const RdmaDevice& device) {
+  if (device.ports.empty()) return "";
+  for (const RdmaPort& port : device.ports) {
+    if (port.link_layer == "Ethernet") return "roce";
+  }
+  return "ib";
+}
+
+// An EFA device's operations. Without libefa they stay unknown (the defaults): the device is
+// still listed and judged, and a transfer on it says that libefa could not be loaded, which on
+// an EFA node is a fault of its own (NCCL's EFA transport needs the library too).
+void read_efa_operations(const LazyEfaLibrary& efa, ibv_context* context, RdmaDevice& device) {
+  const EfaLibrary& library = efa.get();
+  if (!library.ok()) return;
+  EfaCaps caps;
+  const std::string error = query_efa_caps(library, context, device.name, caps);
+  if (!error.empty()) {
+    device.error += (device.error.empty() ? "" : "; ") + error;
+    return;
+  }
+  device.rdma_read = caps.rdma_read;
+  device.rdma_write = caps.rdma_write;
+}
+
+// A bonded RoCE device (mlx5_bond_0) shows its bond as the interface of its port's GIDs.
+void read_bond(const std::string& ibdev, RdmaDevice& device) {
+  for (const RdmaPort& port : device.ports) {
+    if (port.link_layer != "Ethernet") continue;
+    const std::string port_dir = ibdev + "/ports/" + std::to_string(port.port_num);
+    const std::string netdev = roce_netdev(ibdev, port_dir);
+    if (!netdev.empty()) device.bond_members = read_bond_members(ibdev, netdev);
+    return;
+  }
+}
+
+RdmaDevice read_device(const VerbsLibrary& library, const LazyEfaLibrary& efa,
+                       const VerbsDeviceList& list, int index) {
   RdmaDevice device;
   device.name = list.name(index);
   const std::string ibdev = ibdev_dir(list[index], device.name);
@@ -48,12 +88,19 @@ RdmaDevice read_device(const VerbsLibrary& library, const VerbsDeviceList& list,
     }
     device.ports.push_back(std::move(port.port));
   }
+  if (is_efa_device(*list[index], attr)) {
+    device.transport = "efa";
+    read_efa_operations(efa, context.get(), device);
+  } else {
+    device.transport = transport_from_ports(device);
+    if (device.transport == "roce") read_bond(ibdev, device);
+  }
   return device;
 }
 
 }  // namespace
 
-RdmaInventory read_rdma_inventory(const VerbsLibrary& library) {
+RdmaInventory read_rdma_inventory(const VerbsLibrary& library, const LazyEfaLibrary& efa) {
   RdmaInventory inventory;
   if (!library.ok()) {
     inventory.error = library.error();
@@ -69,7 +116,7 @@ RdmaInventory read_rdma_inventory(const VerbsLibrary& library) {
       return inventory;
     }
     for (int i = 0; i < list.size(); ++i)
-      inventory.devices.push_back(read_device(library, list, i));
+      inventory.devices.push_back(read_device(library, efa, list, i));
   } catch (const std::bad_alloc&) {
     inventory.error = "out of memory while reading RDMA devices";
   }

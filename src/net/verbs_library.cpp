@@ -103,6 +103,9 @@ VerbsLibrary::VerbsLibrary(const std::string& library_name) : api_(std::make_uni
   api.reg_mr_iova2 = resolve(handle, "ibv_reg_mr_iova2");
   api.reg_dmabuf_mr = resolve(handle, "ibv_reg_dmabuf_mr");
   api.query_qp = resolve(handle, "ibv_query_qp");
+  api.create_ah = resolve(handle, "ibv_create_ah");
+  api.destroy_ah = resolve(handle, "ibv_destroy_ah");
+  api.qp_to_qp_ex = resolve(handle, "ibv_qp_to_qp_ex");
   if (api.reg_mr == nullptr && api.reg_mr_iova2 == nullptr) {
     error_ = library_name + ": undefined symbol: ibv_reg_mr";
     *api_ = Api{};

@@ -3,7 +3,8 @@
 // nodes without rdma-core, where the rdma check then says why it did not run. verbs.h supplies
 // types only. Every exported function is called through the table resolved here; the only verbs.h
 // functions called directly are the inline ones that dispatch through a device context's own ops
-// table (ibv_post_send, ibv_poll_cq), which reference no libibverbs symbol.
+// table (ibv_post_send, ibv_poll_cq) or through an extended queue pair's function pointers
+// (ibv_wr_start, ibv_wr_rdma_write, ...), which reference no libibverbs symbol.
 //
 // Do not call verbs.h's macro wrappers (ibv_reg_mr(...), ibv_query_port(...),
 // ibv_get_device_list(...) in static-provider builds) anywhere in src/net: they expand to calls of
@@ -50,6 +51,11 @@ class VerbsLibrary {
     ibv_mr* (*reg_dmabuf_mr)(ibv_pd*, std::uint64_t offset, std::size_t length, std::uint64_t iova,
                              int fd, int access) = nullptr;
     decltype(&::ibv_query_qp) query_qp = nullptr;
+    // EFA's SRD queue pairs (efa_connection.hpp): the address handle of the peer, and the
+    // extended queue pair whose function pointers post work requests (rdma-core 24 and later).
+    decltype(&::ibv_create_ah) create_ah = nullptr;
+    decltype(&::ibv_destroy_ah) destroy_ah = nullptr;
+    ibv_qp_ex* (*qp_to_qp_ex)(ibv_qp*) = nullptr;
   };
 
   // PREFLIGHT_IBVERBS_LIBRARY when set and non-empty, else "libibverbs.so.1".

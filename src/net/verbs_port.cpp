@@ -59,8 +59,12 @@ VerbsPort read_port(const VerbsLibrary& library, ibv_context* context, const std
   port.active_width = attr.active_width;
   port.active_mtu = mtu_bytes(attr.active_mtu);
   result.ethernet = attr.link_layer == IBV_LINK_LAYER_ETHERNET;
-  // Unspecified is what old kernels report for InfiniBand.
-  port.link_layer = result.ethernet ? "Ethernet" : "InfiniBand";
+  // Unspecified is what EFA reports, and what old kernels reported for InfiniBand: recorded as
+  // read. The device's transport tells them apart (is_efa_device, efa_library.hpp); RC
+  // connections address such a port by LID, as InfiniBand.
+  port.link_layer = result.ethernet                                ? "Ethernet"
+                    : attr.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand"
+                                                                   : "Unspecified";
   result.lid = attr.lid;
   result.mtu = attr.active_mtu;
   result.max_message = attr.max_msg_sz;
@@ -73,8 +77,8 @@ VerbsPort read_port(const VerbsLibrary& library, ibv_context* context, const std
       port.gid_index = *index;
     }
   } else {
-    // GID 0 is the port's own: the subnet prefix and the port GUID. A zero GUID (interface id)
-    // means the port has none yet.
+    // GID 0 is the port's own: the subnet prefix and the port GUID (on EFA, the device's
+    // address). A zero GUID (interface id) means the port has none yet.
     ibv_gid gid{};
     if (verbs_status(
             library.api().query_gid(context, static_cast<std::uint8_t>(port_num), 0, &gid)) == 0) {

@@ -69,6 +69,7 @@ using VerbsPd = VerbsHandle<ibv_pd>;
 using VerbsCq = VerbsHandle<ibv_cq>;
 using VerbsQp = VerbsHandle<ibv_qp>;
 using VerbsMr = VerbsHandle<ibv_mr>;
+using VerbsAh = VerbsHandle<ibv_ah>;  // an SRD queue pair's address of its peer (EFA)
 
 // The device list of ibv_get_device_list. Devices opened from it stay valid after it is freed.
 class VerbsDeviceList {

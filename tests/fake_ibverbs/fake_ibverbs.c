@@ -1,24 +1,38 @@
 /* A fake libibverbs: a shared library exporting the verbs functions src/net/verbs_library.cpp
  * resolves, with the types and symbol versions of rdma-core's libibverbs.so.1, so the real engine
- * (dlopen, inventory, queue pairs, RDMA writes, completions, teardown) runs on machines without an
- * RDMA NIC. Point PREFLIGHT_IBVERBS_LIBRARY at it (docs/testing.md).
+ * (dlopen, inventory, queue pairs, RDMA writes and reads, completions, teardown) runs on machines
+ * without an RDMA NIC. Point PREFLIGHT_IBVERBS_LIBRARY at it (docs/testing.md).
  *
  * The devices are fake0, fake1, ... in this process. An RDMA write is a memcpy from the sender's
- * registered source into the receiver's registered destination, after the checks a NIC makes:
- * the queue pair is in RTS, the lkey and rkey name regions of the right protection domains with
- * the right access and cover the addresses, the peer queue pair exists, is connected back and
- * is addressed by its LID (InfiniBand) or one of its GIDs (RoCE). A write that fails them
- * completes with the status a NIC would give, so engine bugs show as errors rather than as
- * memory corruption. Completions honour IBV_SEND_SIGNALED and are held back until the port's
- * rate (speed x width) allows, and a send queue slot is freed only when a completion at or past
- * it is polled, as on real hardware: the engine's selective signalling and queue accounting run
- * for real.
+ * registered source into the receiver's registered destination (a read the other way), after
+ * the checks a NIC makes: the queue pair is in RTS, the lkey and rkey name regions of the right
+ * protection domains with the right access and cover the addresses, the peer queue pair exists,
+ * is connected back and is addressed by its LID (InfiniBand) or one of its GIDs (RoCE). A write
+ * that fails them completes with the status a NIC would give, so engine bugs show as errors
+ * rather than as memory corruption. Completions honour IBV_SEND_SIGNALED and are held back until
+ * the port's rate (speed x width) allows, and a send queue slot is freed only when a completion
+ * at or past it is polled, as on real hardware: the engine's selective signalling and queue
+ * accounting run for real.
+ *
+ * EFA mode (FAKE_IBV_EFA=1, fake_efa.c): every device is an AWS EFA device (Amazon's vendor ID,
+ * node and transport type unspecified, link layer unspecified, no LID: addressed by GID, a port
+ * max_msg_sz of the EFA MTU). It has no RC queue pairs (ibv_create_qp fails with EOPNOTSUPP, as
+ * on EFA); SRD queue pairs come from efadv_create_qp_ex, which this library exports with
+ * efadv_query_device (point PREFLIGHT_EFADV_LIBRARY at it too), and take RDMA reads and writes
+ * through ibv_qp_to_qp_ex's ibv_wr_* functions only, every one signalled, each addressed by an
+ * address handle (ibv_create_ah, with a GRH), the peer's queue pair number and qkey. Their
+ * completions are paced like RC ones but may overtake each other, as on EFA. Memory is
+ * registered only with the access the device offers.
  *
  * Configuration: environment variables read at every call, so one loaded copy serves tests that
  * each set their own. A bad value aborts with a message: a typo must not pass as the default.
- *   FAKE_IBV_DEVICES=N        devices fake0..fakeN-1 (default 1, at most 16)
+ *   FAKE_IBV_DEVICES=N        devices fake0..fakeN-1 (default 1, at most 64)
  *   FAKE_IBV_PORTS=N          ports per device (default 1, at most 4)
- *   FAKE_IBV_LINK_LAYER=L     IB (default) or Ethernet (RoCE: no LID, addressed by GID)
+ *   FAKE_IBV_LINK_LAYER=L     IB (default) or Ethernet (RoCE: no LID, addressed by GID); not
+ *                             with FAKE_IBV_EFA=1
+ *   FAKE_IBV_EFA=1            every device an EFA device (above)
+ *   FAKE_IBV_EFA_OPS=LIST     EFA: the RDMA operations efadv_query_device reports, "read,write"
+ *                             (default), "read", "write" or "none"
  *   FAKE_IBV_SPEED=S          SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR (default); and
  *   FAKE_IBV_WIDTH=N          lanes 1, 2, 4 (default), 8, 12: the port's rate, which
  *                             completions are paced to (NDR 4x: 400 Gb/s, SDR 4x: 10 Gb/s)
@@ -33,16 +47,18 @@
  *   FAKE_IBV_COMPAT_CONTEXT=1 contexts without the extended part (no context query_port)
  *   FAKE_IBV_MODIFY_FAIL=S    ibv_modify_qp to INIT, RTR or RTS fails with ETIMEDOUT
  *   FAKE_IBV_FAIL_AT=N        the Nth work request of each queue pair completes with
- *                             IBV_WC_RETRY_EXC_ERR; the queue pair goes to ERR, later ones flush
- *   FAKE_IBV_HANG=1           writes are taken and never performed or completed
- *   FAKE_IBV_CORRUPT=1        the middle byte of every write arrives flipped
+ *                             IBV_WC_RETRY_EXC_ERR; an RC queue pair goes to ERR, later ones
+ *                             flush (an SRD one goes on)
+ *   FAKE_IBV_HANG=1           writes and reads are taken and never performed or completed
+ *   FAKE_IBV_CORRUPT=1        the middle byte of every write or read arrives flipped
  *
  * Symbol versions: like rdma-core, the functions of the 1.0 ABI exist twice, the current one as
  * NAME@@IBVERBS_1.1 (what dlsym returns) and the old one as NAME@IBVERBS_1.0. The old ones here
  * abort: a loader that picked them would pass old-ABI structs to the current functions.
  *
  * State: a global registry of every object, under one mutex, with counters that tests read
- * through fake_ibv_counter() to check that a transfer tore down everything it created. */
+ * through fake_ibv_counter() to check that a transfer tore down everything it created
+ * (fake_ibverbs_internal.h holds what this file and fake_efa.c share). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -55,26 +71,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_DEVICES 16
-#define MAX_PORTS 4
-#define GID_TABLE_LEN 8
-#define MAX_SEND_SGE 1
-#define MAX_CQE 4194303
-#define MAX_MESSAGE (1u << 30)
+#include "fake_ibverbs_internal.h"
+
+/* EFA's MTU: what an EFA port reports as its largest message (RDMA operations go beyond). */
+#define EFA_MTU 8928
 
 /* ---- Configuration ---------------------------------------------------------------------- */
 
-static void config_error(const char* name, const char* value, const char* expected) {
+void config_error(const char* name, const char* value, const char* expected) {
   fprintf(stderr, "fake_ibverbs: %s=%s: expected %s\n", name, value, expected);
   abort();
 }
 
-static const char* env(const char* name) {
+const char* env(const char* name) {
   const char* value = getenv(name);
   return value != NULL && value[0] != '\0' ? value : NULL;
 }
 
-static long env_long(const char* name, long fallback, long min, long max) {
+long env_long(const char* name, long fallback, long min, long max) {
   const char* value = env(name);
   if (value == NULL) return fallback;
   char* end = NULL;
@@ -88,7 +102,7 @@ static long env_long(const char* name, long fallback, long min, long max) {
   return parsed;
 }
 
-static int env_flag(const char* name) {
+int env_flag(const char* name) {
   return (int)env_long(name, 0, 0, 1);
 }
 
@@ -116,12 +130,40 @@ static int device_count(void) {
   return (int)env_long("FAKE_IBV_DEVICES", 1, 0, MAX_DEVICES);
 }
 
-static int port_count(void) {
+int port_count(void) {
   return (int)env_long("FAKE_IBV_PORTS", 1, 1, MAX_PORTS);
+}
+
+int efa_mode(void) {
+  return env_flag("FAKE_IBV_EFA");
+}
+
+int efa_ops(void) {
+  const char* value = env("FAKE_IBV_EFA_OPS");
+  if (value == NULL) return FAKE_EFA_READ | FAKE_EFA_WRITE;
+  if (strcmp(value, "none") == 0) return 0;
+  int ops = 0;
+  for (const char* item = value;;) {
+    const char* comma = strchr(item, ',');
+    const size_t length = comma != NULL ? (size_t)(comma - item) : strlen(item);
+    if (length == 4 && strncmp(item, "read", 4) == 0) {
+      ops |= FAKE_EFA_READ;
+    } else if (length == 5 && strncmp(item, "write", 5) == 0) {
+      ops |= FAKE_EFA_WRITE;
+    } else {
+      config_error("FAKE_IBV_EFA_OPS", value, "read,write, read, write or none");
+    }
+    if (comma == NULL) break;
+    item = comma + 1;
+  }
+  return ops;
 }
 
 static int ethernet(void) {
   const char* value = env("FAKE_IBV_LINK_LAYER");
+  if (value != NULL && efa_mode()) {
+    config_error("FAKE_IBV_LINK_LAYER", value, "no link layer with FAKE_IBV_EFA=1 (EFA has none)");
+  }
   if (value == NULL || strcmp(value, "IB") == 0 || strcmp(value, "InfiniBand") == 0) return 0;
   if (strcmp(value, "Ethernet") == 0 || strcmp(value, "RoCE") == 0) return 1;
   config_error("FAKE_IBV_LINK_LAYER", value, "IB or Ethernet");
@@ -159,7 +201,7 @@ static int width_index(void) {
   return 0;
 }
 
-static double port_gbps(void) {
+double port_gbps(void) {
   return kSpeeds[speed_index()].gbps * kWidths[width_index()].lanes;
 }
 
@@ -195,71 +237,27 @@ static int modify_fails(enum ibv_qp_state next) {
   return strcmp(value, name) == 0;
 }
 
+int max_qp_wr(void) {
+  return (int)env_long("FAKE_IBV_MAX_QP_WR", 32768, 1, 1 << 20);
+}
+
 /* ---- State ------------------------------------------------------------------------------ */
 
-struct fake_context {
-  struct verbs_context verbs; /* its ibv_context is what callers hold */
-  int device;
-  int children; /* protection domains and completion queues */
-};
-
-struct fake_pd {
-  struct ibv_pd pd;
-  int children; /* memory regions and queue pairs */
-};
-
-struct fake_cqe {
-  struct ibv_wc wc;
-  struct fake_qp* qp;
-  uint64_t sequence; /* of the work request on its queue pair, from 1 */
-  uint64_t ready_ns; /* not visible to ibv_poll_cq before */
-};
-
-struct fake_cq {
-  struct ibv_cq cq;
-  int capacity;
-  int head, count;
-  struct fake_cqe* entries;
-  int overflowed;
-  int children; /* queue pairs */
-};
-
-struct fake_qp {
-  struct ibv_qp qp;
-  struct fake_qp* next;
-  int device, port;
-  uint32_t max_send_wr;
-  int access;
-  enum ibv_mtu path_mtu;
-  uint32_t dest_qp_num;
-  struct ibv_ah_attr ah;
-  uint64_t posted;  /* work requests posted */
-  uint64_t retired; /* ... whose send queue slots are free again */
-  uint64_t wire_free_ns;
-  int reported; /* an unreachable peer was reported on stderr */
-};
-
-struct fake_mr {
-  struct ibv_mr mr;
-  struct fake_mr* next;
-  uint64_t iova;
-  int access;
-};
-
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ibv_device g_devices[MAX_DEVICES];
-static struct fake_qp* g_qps;
+struct fake_qp* g_qps;
 static struct fake_mr* g_mrs;
 static uint32_t g_next_qp_num = 0x1c0;
 static uint32_t g_next_key = 0x1000;
-static uint32_t g_next_handle = 1;
-static long g_contexts, g_pds, g_cqs, g_qp_count, g_mr_count, g_busy, g_writes;
+uint32_t g_next_handle = 1;
+long g_ahs;
+static long g_contexts, g_pds, g_cqs, g_qp_count, g_mr_count, g_busy, g_writes, g_reads;
 
-static struct fake_context* fake_context_of(struct ibv_context* context) {
+struct fake_context* fake_context_of(struct ibv_context* context) {
   return (struct fake_context*)((char*)context - offsetof(struct fake_context, verbs.context));
 }
 
-static uint64_t now_ns(void) {
+uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -270,9 +268,9 @@ static void busy(const char* what) {
   ++g_busy;
 }
 
-/* Tests read the registry's counters: "contexts", "pds", "cqs", "qps", "mrs" (alive now),
- * "busy" (teardowns refused because of live children), "writes" (RDMA writes performed).
- * -1 for another name. */
+/* Tests read the registry's counters: "contexts", "pds", "cqs", "qps", "mrs", "ahs" (alive now),
+ * "busy" (teardowns refused because of live children), "writes" and "reads" (RDMA writes and
+ * reads performed). -1 for another name. */
 long fake_ibv_counter(const char* name);
 long fake_ibv_counter(const char* name) {
   pthread_mutex_lock(&g_lock);
@@ -283,7 +281,9 @@ long fake_ibv_counter(const char* name) {
   if (strcmp(name, "qps") == 0) value = g_qp_count;
   if (strcmp(name, "mrs") == 0) value = g_mr_count;
   if (strcmp(name, "busy") == 0) value = g_busy;
+  if (strcmp(name, "ahs") == 0) value = g_ahs;
   if (strcmp(name, "writes") == 0) value = g_writes;
+  if (strcmp(name, "reads") == 0) value = g_reads;
   pthread_mutex_unlock(&g_lock);
   return value;
 }
@@ -294,6 +294,11 @@ static uint16_t lid_of(int device, int port) {
   return (uint16_t)(1 + device * MAX_PORTS + (port - 1));
 }
 
+/* EFA: one GID (the device's address), one pkey. */
+int gid_table_len(void) {
+  return efa_mode() ? 1 : GID_TABLE_LEN;
+}
+
 static void fill_port(int device, int port, struct ibv_port_attr* attr) {
   memset(attr, 0, sizeof *attr);
   const int down = env_lists("FAKE_IBV_DOWN", device, port);
@@ -301,12 +306,17 @@ static void fill_port(int device, int port, struct ibv_port_attr* attr) {
   attr->phys_state = down ? 3 /* Disabled */ : 5 /* LinkUp */;
   attr->max_mtu = IBV_MTU_4096;
   attr->active_mtu = active_mtu();
-  attr->gid_tbl_len = GID_TABLE_LEN;
+  attr->gid_tbl_len = gid_table_len();
   attr->max_msg_sz = MAX_MESSAGE;
   attr->pkey_tbl_len = 128;
   attr->active_speed = (uint8_t)kSpeeds[speed_index()].encoding;
   attr->active_width = (uint8_t)kWidths[width_index()].encoding;
-  if (ethernet()) {
+  if (efa_mode()) {
+    /* What EFA's kernel driver reports: no link layer, no LID, its MTU as the largest send. */
+    attr->link_layer = IBV_LINK_LAYER_UNSPECIFIED;
+    attr->max_msg_sz = EFA_MTU;
+    attr->pkey_tbl_len = 1;
+  } else if (ethernet()) {
     attr->link_layer = IBV_LINK_LAYER_ETHERNET;
   } else {
     attr->link_layer = IBV_LINK_LAYER_INFINIBAND;
@@ -339,7 +349,7 @@ static void device_dir(int device, char* path, size_t size) {
  * their types there, as it does on a real node), else InfiniBand's GID 0 (subnet prefix and
  * port GUID), or RoCE's usual four entries: the MAC-derived link-local address as v1 and v2,
  * then the interface's IPv4 address (10.0.D.P) as v1 and v2. */
-static void gid_of(int device, int port, int index, union ibv_gid* gid) {
+void gid_of(int device, int port, int index, union ibv_gid* gid) {
   memset(gid, 0, sizeof *gid);
   if (env("FAKE_IBV_SYSFS") != NULL) {
     char path[512];
@@ -374,7 +384,7 @@ static void gid_of(int device, int port, int index, union ibv_gid* gid) {
   }
 }
 
-static int gid_is_zero(const union ibv_gid* gid) {
+int gid_is_zero(const union ibv_gid* gid) {
   for (int i = 0; i < 16; ++i) {
     if (gid->raw[i] != 0) return 0;
   }
@@ -399,8 +409,9 @@ struct ibv_device** ibv_get_device_list(int* num_devices) {
   for (int i = 0; i < count; ++i) {
     struct ibv_device* device = &g_devices[i];
     /* Devices outlive the list (contexts keep pointing to them): only ever rewritten. */
-    device->node_type = IBV_NODE_CA;
-    device->transport_type = IBV_TRANSPORT_IB;
+    /* What libibverbs derives from EFA's kernel node type: neither a CA nor an RNIC. */
+    device->node_type = efa_mode() ? IBV_NODE_UNSPECIFIED : IBV_NODE_CA;
+    device->transport_type = efa_mode() ? IBV_TRANSPORT_UNSPECIFIED : IBV_TRANSPORT_IB;
     snprintf(device->name, sizeof device->name, "fake%d", i);
     snprintf(device->dev_name, sizeof device->dev_name, "uverbs%d", i);
     snprintf(device->dev_path, sizeof device->dev_path, "/sys/class/infiniband_verbs/uverbs%d", i);
@@ -492,23 +503,23 @@ int ibv_query_device(struct ibv_context* context, struct ibv_device_attr* attr) 
   attr->sys_image_guid = attr->node_guid;
   attr->max_mr_size = UINT64_MAX;
   attr->page_size_cap = 0xfffffffffffff000ull;
-  attr->vendor_id = 0x02c9;
-  attr->vendor_part_id = 4129; /* a ConnectX-7 */
+  attr->vendor_id = efa_mode() ? 0x1d0f /* Amazon */ : 0x02c9;
+  attr->vendor_part_id = efa_mode() ? 0xefa1 : 4129; /* an EFA of p4d; a ConnectX-7 */
   attr->max_qp = 131072;
-  attr->max_qp_wr = (int)env_long("FAKE_IBV_MAX_QP_WR", 32768, 1, 1 << 20);
+  attr->max_qp_wr = max_qp_wr();
   attr->max_sge = MAX_SEND_SGE;
   attr->max_cq = 16777216;
   attr->max_cqe = MAX_CQE;
   attr->max_mr = 16777216;
   attr->max_pd = 16777216;
-  attr->max_qp_rd_atom = 16;
-  attr->max_qp_init_rd_atom = 16;
-  attr->max_pkeys = 128;
+  attr->max_qp_rd_atom = efa_mode() ? 0 : 16; /* EFA: no RC, so no RC reads */
+  attr->max_qp_init_rd_atom = efa_mode() ? 0 : 16;
+  attr->max_pkeys = efa_mode() ? 1 : 128;
   attr->phys_port_cnt = (uint8_t)port_count();
   return 0;
 }
 
-static int valid_port(uint8_t port) {
+int valid_port(uint8_t port) {
   return port >= 1 && port <= port_count();
 }
 
@@ -535,7 +546,7 @@ int(ibv_query_port)(struct ibv_context* context, uint8_t port,
 }
 
 int ibv_query_gid(struct ibv_context* context, uint8_t port, int index, union ibv_gid* gid) {
-  if (!valid_port(port) || index < 0 || index >= GID_TABLE_LEN) return EINVAL;
+  if (!valid_port(port) || index < 0 || index >= gid_table_len()) return EINVAL;
   gid_of(fake_context_of(context)->device, port, index, gid);
   return 0;
 }
@@ -600,6 +611,17 @@ static struct ibv_mr* register_memory(struct ibv_pd* pd, void* address, size_t l
   if (pd == NULL || length == 0 || (remote_write && !(access & IBV_ACCESS_LOCAL_WRITE))) {
     errno = EINVAL;
     return NULL;
+  }
+  if (efa_mode()) {
+    /* EFA's kernel driver refuses an access the device does not offer. */
+    const int ops = efa_ops();
+    const int offered = IBV_ACCESS_LOCAL_WRITE |
+                        (ops & FAKE_EFA_READ ? IBV_ACCESS_REMOTE_READ : 0) |
+                        (ops & FAKE_EFA_WRITE ? IBV_ACCESS_REMOTE_WRITE : 0);
+    if (access & ~offered) {
+      errno = EOPNOTSUPP;
+      return NULL;
+    }
   }
   if (!readable(address, length)) {
     errno = EFAULT;
@@ -724,22 +746,8 @@ int ibv_destroy_cq(struct ibv_cq* cq) {
   return 0;
 }
 
-struct ibv_qp* ibv_create_qp(struct ibv_pd* pd, struct ibv_qp_init_attr* init) {
-  const struct ibv_qp_cap* cap = &init->cap;
-  int max_qp_wr = (int)env_long("FAKE_IBV_MAX_QP_WR", 32768, 1, 1 << 20);
-  if (pd == NULL || init->send_cq == NULL || init->recv_cq == NULL ||
-      init->send_cq->context != pd->context || init->recv_cq->context != pd->context ||
-      init->srq != NULL || cap->max_send_wr < 1 || cap->max_send_wr > (uint32_t)max_qp_wr ||
-      cap->max_recv_wr > (uint32_t)max_qp_wr || cap->max_send_sge > MAX_SEND_SGE ||
-      cap->max_recv_sge > MAX_SEND_SGE) {
-    errno = EINVAL;
-    return NULL;
-  }
-  if (init->qp_type != IBV_QPT_RC) {
-    /* Only what RDMA writes between two queue pairs need. */
-    errno = EOPNOTSUPP;
-    return NULL;
-  }
+struct fake_qp* new_qp(struct ibv_pd* pd, struct ibv_cq* send_cq, struct ibv_cq* recv_cq,
+                       void* qp_context, enum ibv_qp_type type, uint32_t max_send_wr) {
   struct fake_qp* fake = calloc(1, sizeof *fake);
   if (fake == NULL) {
     errno = ENOMEM;
@@ -747,27 +755,49 @@ struct ibv_qp* ibv_create_qp(struct ibv_pd* pd, struct ibv_qp_init_attr* init) {
   }
   struct ibv_qp* qp = &fake->qp;
   qp->context = pd->context;
-  qp->qp_context = init->qp_context;
+  qp->qp_context = qp_context;
   qp->pd = pd;
-  qp->send_cq = init->send_cq;
-  qp->recv_cq = init->recv_cq;
+  qp->send_cq = send_cq;
+  qp->recv_cq = recv_cq;
   qp->state = IBV_QPS_RESET;
-  qp->qp_type = init->qp_type;
+  qp->qp_type = type;
   pthread_mutex_init(&qp->mutex, NULL);
   pthread_cond_init(&qp->cond, NULL);
   fake->device = fake_context_of(pd->context)->device;
-  fake->max_send_wr = cap->max_send_wr;
+  fake->max_send_wr = max_send_wr;
   pthread_mutex_lock(&g_lock);
   qp->handle = g_next_handle++;
   qp->qp_num = g_next_qp_num++ & 0xffffff;
   fake->next = g_qps;
   g_qps = fake;
   ++((struct fake_pd*)pd)->children;
-  ++((struct fake_cq*)init->send_cq)->children;
-  ++((struct fake_cq*)init->recv_cq)->children;
+  ++((struct fake_cq*)send_cq)->children;
+  ++((struct fake_cq*)recv_cq)->children;
   ++g_qp_count;
   pthread_mutex_unlock(&g_lock);
-  return qp;
+  return fake;
+}
+
+struct ibv_qp* ibv_create_qp(struct ibv_pd* pd, struct ibv_qp_init_attr* init) {
+  const struct ibv_qp_cap* cap = &init->cap;
+  const uint32_t max_wr = (uint32_t)max_qp_wr();
+  if (pd == NULL || init->send_cq == NULL || init->recv_cq == NULL ||
+      init->send_cq->context != pd->context || init->recv_cq->context != pd->context ||
+      init->srq != NULL || cap->max_send_wr < 1 || cap->max_send_wr > max_wr ||
+      cap->max_recv_wr > max_wr || cap->max_send_sge > MAX_SEND_SGE ||
+      cap->max_recv_sge > MAX_SEND_SGE) {
+    errno = EINVAL;
+    return NULL;
+  }
+  /* Only what RDMA between two queue pairs needs; EFA has no RC queue pairs at all (its kernel
+   * driver refuses every type but UD and SRD). */
+  if (init->qp_type != IBV_QPT_RC || efa_mode()) {
+    errno = EOPNOTSUPP;
+    return NULL;
+  }
+  struct fake_qp* fake =
+      new_qp(pd, init->send_cq, init->recv_cq, init->qp_context, init->qp_type, cap->max_send_wr);
+  return fake != NULL ? &fake->qp : NULL;
 }
 
 /* Drops the completions of `qp` still queued on `cq`, as providers do when a queue pair goes. */
@@ -798,6 +828,7 @@ int ibv_destroy_qp(struct ibv_qp* qp) {
   pthread_mutex_unlock(&g_lock);
   pthread_mutex_destroy(&qp->mutex);
   pthread_cond_destroy(&qp->cond);
+  free(fake->pending);
   free(fake);
   return 0;
 }
@@ -826,6 +857,11 @@ int ibv_modify_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int mask) {
   const enum ibv_qp_state next = attr->qp_state;
   if (modify_fails(next)) return ETIMEDOUT;
   pthread_mutex_lock(&g_lock);
+  if (fake->srd) {
+    const int srd_code = srd_modify(fake, attr, mask);
+    pthread_mutex_unlock(&g_lock);
+    return srd_code;
+  }
   const int required = required_mask(qp->state, next);
   int code = required < 0 || (mask & required) != required ? EINVAL : 0;
   if (code == 0 && next == IBV_QPS_INIT) {
@@ -937,13 +973,60 @@ static const char* unreachable(const struct fake_qp* qp, const struct fake_qp** 
   return NULL;
 }
 
-/* The outcome of one RDMA write: performs it (or not) and says how it completes. */
-static enum ibv_wc_status write_one(struct fake_qp* qp, const struct ibv_send_wr* wr,
-                                    uint64_t sequence, uint64_t* bytes) {
+enum ibv_wc_status injected_failure(uint64_t sequence) {
+  const long fail_at = env_long("FAKE_IBV_FAIL_AT", 0, 0, 1L << 40);
+  return fail_at > 0 && sequence == (uint64_t)fail_at ? IBV_WC_RETRY_EXC_ERR : IBV_WC_SUCCESS;
+}
+
+enum ibv_wc_status move_bytes(struct fake_qp* qp, const struct fake_qp* peer, int read,
+                              uint32_t rkey, uint64_t remote_addr, const struct ibv_sge* sges,
+                              int num_sge, uint64_t* bytes) {
+  *bytes = 0;
+  uint64_t length = 0;
+  for (int i = 0; i < num_sge; ++i) length += sges[i].length;
+  if (length > MAX_MESSAGE) return IBV_WC_LOC_LEN_ERR;
+  /* The peer's region first: the responding NIC checks the rkey against its own queue pair's
+   * protection domain and the access the region grants. */
+  const struct fake_mr* remote_mr = find_mr(1, rkey);
+  const int needed = read ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_WRITE;
+  unsigned char* remote =
+      remote_mr != NULL && remote_mr->mr.pd == peer->qp.pd && (remote_mr->access & needed)
+          ? host_address(remote_mr, remote_addr, length)
+          : NULL;
+  if (remote == NULL && length > 0) return IBV_WC_REM_ACCESS_ERR;
+  unsigned char* middle = NULL; /* where the message's middle byte arrived */
+  uint64_t offset = 0;
+  for (int i = 0; i < num_sge && length > 0; ++i) {
+    const struct ibv_sge* sge = &sges[i];
+    const struct fake_mr* local_mr = find_mr(0, sge->lkey);
+    /* A read lands in the local region: it must allow local writes. */
+    unsigned char* local = local_mr != NULL && local_mr->mr.pd == qp->qp.pd &&
+                                   (!read || (local_mr->access & IBV_ACCESS_LOCAL_WRITE))
+                               ? host_address(local_mr, sge->addr, sge->length)
+                               : NULL;
+    if (local == NULL) return IBV_WC_LOC_PROT_ERR;
+    unsigned char* arriving = read ? local : remote + offset;
+    memmove(arriving, read ? remote + offset : local, sge->length);
+    if (length / 2 >= offset && length / 2 < offset + sge->length) {
+      middle = arriving + (length / 2 - offset);
+    }
+    offset += sge->length;
+  }
+  /* FAKE_IBV_CORRUPT=1: the middle byte of every write or read arrives flipped. */
+  if (middle != NULL && env_flag("FAKE_IBV_CORRUPT")) *middle ^= 0x5a;
+  *bytes = length;
+  ++*(read ? &g_reads : &g_writes);
+  return IBV_WC_SUCCESS;
+}
+
+/* The outcome of one RDMA write or read on an RC queue pair: performs it (or not) and says how
+ * it completes. */
+static enum ibv_wc_status rc_one(struct fake_qp* qp, const struct ibv_send_wr* wr,
+                                 uint64_t sequence, uint64_t* bytes) {
   *bytes = 0;
   if (qp->qp.state == IBV_QPS_ERR) return IBV_WC_WR_FLUSH_ERR;
-  const long fail_at = env_long("FAKE_IBV_FAIL_AT", 0, 0, 1L << 40);
-  if (fail_at > 0 && sequence == (uint64_t)fail_at) return IBV_WC_RETRY_EXC_ERR;
+  const enum ibv_wc_status injected = injected_failure(sequence);
+  if (injected != IBV_WC_SUCCESS) return injected;
   const struct fake_qp* peer = NULL;
   const char* why = unreachable(qp, &peer);
   if (why != NULL) {
@@ -954,53 +1037,28 @@ static enum ibv_wc_status write_one(struct fake_qp* qp, const struct ibv_send_wr
     }
     return IBV_WC_RETRY_EXC_ERR;
   }
-  uint64_t length = 0;
-  for (int i = 0; i < wr->num_sge; ++i) length += wr->sg_list[i].length;
-  if (length > MAX_MESSAGE) return IBV_WC_LOC_LEN_ERR;
-  /* The destination first: the receiving NIC checks the rkey against its own queue pair's
-   * protection domain. */
-  const struct fake_mr* remote = find_mr(1, wr->wr.rdma.rkey);
-  unsigned char* destination =
-      remote != NULL && remote->mr.pd == peer->qp.pd && (remote->access & IBV_ACCESS_REMOTE_WRITE)
-          ? host_address(remote, wr->wr.rdma.remote_addr, length)
-          : NULL;
-  if (destination == NULL && length > 0) return IBV_WC_REM_ACCESS_ERR;
-  uint64_t offset = 0;
-  for (int i = 0; i < wr->num_sge && length > 0; ++i) {
-    const struct ibv_sge* sge = &wr->sg_list[i];
-    const struct fake_mr* local = find_mr(0, sge->lkey);
-    const unsigned char* source = local != NULL && local->mr.pd == qp->qp.pd
-                                      ? host_address(local, sge->addr, sge->length)
-                                      : NULL;
-    if (source == NULL) return IBV_WC_LOC_PROT_ERR;
-    memmove(destination + offset, source, sge->length);
-    offset += sge->length;
-  }
-  /* FAKE_IBV_CORRUPT=1: the middle byte of every write arrives flipped. */
-  if (length > 0 && env_flag("FAKE_IBV_CORRUPT")) destination[length / 2] ^= 0x5a;
-  *bytes = length;
-  ++g_writes;
-  return IBV_WC_SUCCESS;
+  return move_bytes(qp, peer, wr->opcode == IBV_WR_RDMA_READ, wr->wr.rdma.rkey,
+                    wr->wr.rdma.remote_addr, wr->sg_list, wr->num_sge, bytes);
 }
 
-static void push_completion(struct fake_cq* cq, struct fake_qp* qp, const struct ibv_send_wr* wr,
-                            enum ibv_wc_status status, uint64_t bytes, uint64_t sequence,
-                            uint64_t ready_ns) {
+void push_completion(struct fake_cq* cq, struct fake_qp* qp, uint64_t wr_id,
+                     enum ibv_wc_opcode opcode, enum ibv_wc_status status, uint64_t bytes,
+                     uint64_t sequence, uint64_t ready_ns) {
   if (cq->count == cq->capacity) {
     if (!cq->overflowed) fprintf(stderr, "fake_ibverbs: completion queue overflow\n");
     cq->overflowed = 1;
     return;
   }
-  /* Completions come out in order: never before the one queued ahead. */
+  /* Completions are polled in queue order: never visible before the one queued ahead. */
   if (cq->count > 0) {
     const uint64_t last = cq->entries[(cq->head + cq->count - 1) % cq->capacity].ready_ns;
     if (ready_ns < last) ready_ns = last;
   }
   struct fake_cqe* entry = &cq->entries[(cq->head + cq->count) % cq->capacity];
   memset(entry, 0, sizeof *entry);
-  entry->wc.wr_id = wr->wr_id;
+  entry->wc.wr_id = wr_id;
   entry->wc.status = status;
-  entry->wc.opcode = IBV_WC_RDMA_WRITE;
+  entry->wc.opcode = opcode;
   entry->wc.byte_len = (uint32_t)bytes;
   entry->wc.qp_num = qp->qp.qp_num;
   entry->wc.vendor_err = status == IBV_WC_SUCCESS ? 0 : 0x81;
@@ -1008,6 +1066,27 @@ static void push_completion(struct fake_cq* cq, struct fake_qp* qp, const struct
   entry->sequence = sequence;
   entry->ready_ns = ready_ns;
   ++cq->count;
+  /* SRD: the successful completion of every second request overtakes the one before it where
+   * that is still queued (2, 1, 4, 3, ...), as EFA's may; the visibility times stay in queue
+   * order. A failure keeps its place, so it is seen before the flushes it causes. */
+  if (qp->srd && sequence % 2 == 0 && cq->count >= 2 && status == IBV_WC_SUCCESS) {
+    struct fake_cqe* before = &cq->entries[(cq->head + cq->count - 2) % cq->capacity];
+    if (before->qp == qp && before->sequence + 1 == sequence &&
+        before->wc.status == IBV_WC_SUCCESS) {
+      const struct fake_cqe overtaken = *before;
+      before->wc = entry->wc;
+      before->sequence = entry->sequence;
+      entry->wc = overtaken.wc;
+      entry->sequence = overtaken.sequence;
+    }
+  }
+}
+
+uint64_t wire_time(struct fake_qp* qp, uint64_t bytes) {
+  const uint64_t now = now_ns();
+  const uint64_t start = qp->wire_free_ns > now ? qp->wire_free_ns : now;
+  qp->wire_free_ns = start + (uint64_t)((double)bytes * 8.0 / port_gbps());
+  return qp->wire_free_ns;
 }
 
 static int fake_post_send(struct ibv_qp* qp, struct ibv_send_wr* wr, struct ibv_send_wr** bad) {
@@ -1015,14 +1094,15 @@ static int fake_post_send(struct ibv_qp* qp, struct ibv_send_wr* wr, struct ibv_
   struct fake_cq* cq = (struct fake_cq*)qp->send_cq;
   int code = 0;
   pthread_mutex_lock(&g_lock);
-  /* FAKE_IBV_HANG=1: the link takes the writes and never answers. */
+  /* FAKE_IBV_HANG=1: the link takes the requests and never answers. */
   const int hang = env_flag("FAKE_IBV_HANG");
-  const double gbps = port_gbps();
   for (; wr != NULL; wr = wr->next) {
+    const int rdma = wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_READ;
     if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR) {
       code = EINVAL;
-    } else if (wr->opcode != IBV_WR_RDMA_WRITE || wr->num_sge < 0 || wr->num_sge > MAX_SEND_SGE ||
+    } else if (fake->srd || !rdma || wr->num_sge < 0 || wr->num_sge > MAX_SEND_SGE ||
                (wr->send_flags & IBV_SEND_INLINE)) {
+      /* EFA's ibv_post_send takes sends only: its RDMA goes through ibv_wr_*. */
       code = EINVAL;
     } else if (fake->posted - fake->retired >= fake->max_send_wr) {
       code = ENOMEM; /* the send queue is full */
@@ -1031,15 +1111,15 @@ static int fake_post_send(struct ibv_qp* qp, struct ibv_send_wr* wr, struct ibv_
     const uint64_t sequence = ++fake->posted;
     if (hang) continue;
     uint64_t bytes = 0;
-    const enum ibv_wc_status status = write_one(fake, wr, sequence, &bytes);
+    const enum ibv_wc_status status = rc_one(fake, wr, sequence, &bytes);
     if (status != IBV_WC_SUCCESS) qp->state = IBV_QPS_ERR;
-    /* The wire: each write takes its bytes at the port's rate, after the one before it. */
-    const uint64_t now = now_ns();
-    const uint64_t start = fake->wire_free_ns > now ? fake->wire_free_ns : now;
-    fake->wire_free_ns = start + (uint64_t)((double)bytes * 8.0 / gbps);
+    /* The wire: each request takes its bytes at the port's rate, after the one before it. */
+    const uint64_t ready = wire_time(fake, bytes);
     /* Failed and flushed requests complete whether or not they asked to. */
     if ((wr->send_flags & IBV_SEND_SIGNALED) || status != IBV_WC_SUCCESS) {
-      push_completion(cq, fake, wr, status, bytes, sequence, fake->wire_free_ns);
+      const enum ibv_wc_opcode opcode =
+          wr->opcode == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE;
+      push_completion(cq, fake, wr->wr_id, opcode, status, bytes, sequence, ready);
     }
   }
   pthread_mutex_unlock(&g_lock);
@@ -1060,8 +1140,13 @@ static int fake_poll_cq(struct ibv_cq* cq, int num_entries, struct ibv_wc* wc) {
     const struct fake_cqe* entry = &fake->entries[fake->head];
     if (entry->ready_ns > now) break;
     wc[polled++] = entry->wc;
-    /* Completions are in order: every request up to this one has left the send queue. */
-    if (entry->qp->retired < entry->sequence) entry->qp->retired = entry->sequence;
+    if (entry->qp->srd) {
+      /* Every SRD request completes, in any order: each completion frees one slot. */
+      ++entry->qp->retired;
+    } else if (entry->qp->retired < entry->sequence) {
+      /* RC completions are in order: every request up to this one has left the send queue. */
+      entry->qp->retired = entry->sequence;
+    }
     fake->head = (fake->head + 1) % fake->capacity;
     --fake->count;
   }
@@ -1147,3 +1232,5 @@ OLD_ABI(ibv_create_qp)
 OLD_ABI(ibv_destroy_qp)
 OLD_ABI(ibv_modify_qp)
 OLD_ABI(ibv_query_qp)
+OLD_ABI(ibv_create_ah)
+OLD_ABI(ibv_destroy_ah)

@@ -22,7 +22,7 @@ struct RdmaPort {
   int active_width = 0;     // ibv_port_attr.active_width encoding
   double rate_gbps = 0.0;   // speed x width decoded (rdma_math.hpp), 0 when unknown
   int active_mtu = 0;       // bytes (256..4096), 0 when unknown
-  std::string link_layer;   // "InfiniBand" or "Ethernet"
+  std::string link_layer;   // "InfiniBand", "Ethernet", or "Unspecified" (EFA)
   bool usable_gid = false;  // Ethernet: a RoCE v2 GID with an IP; InfiniBand: a valid GID 0
   int gid_index = -1;       // the GID index the transfers use
 };
@@ -42,6 +42,18 @@ struct RdmaDevice {
   // NVML index of the GPU closest on the PCI tree; -1: the check works it out from sysfs.
   int nearest_gpu = -1;
   std::string error;  // the device could not be opened or queried
+  // How the device moves data: "ib" (InfiniBand), "roce" (RDMA over Converged Ethernet), "efa"
+  // (AWS Elastic Fabric Adapter: SRD queue pairs through efadv, no RC); "" unknown (the check
+  // derives it from the link layer, as for readings of older verdicts).
+  std::string transport;
+  // One-sided operations the device offers. IB and RoCE: both. EFA: what efadv_query_device
+  // says (RDMA read on p4d and later, RDMA write on newer devices); a device with neither is
+  // inventoried, never failed for it.
+  bool rdma_write = true;
+  bool rdma_read = true;
+  // A bonded RoCE device (mlx5_bond_0): the network interfaces its bond is made of, from
+  // sysfs (/sys/class/net/BOND/bonding/slaves); empty for a device that is not a bond.
+  std::vector<std::string> bond_members;
 };
 
 struct RdmaInventory {
@@ -53,9 +65,14 @@ struct RdmaInventory {
 // Where a transfer's source and destination buffers live.
 enum class RdmaMemory { host, gpu };
 
-// One RDMA-write transfer: an RC queue pair on `from` writes into a buffer registered on `to`
-// (the same device and port for a loopback). Many work requests outstanding, one signalled
-// completion in `signal_every`.
+// The one-sided operation a transfer moves its bytes with: the sender writes into the
+// receiver's buffer, or (EFA devices without RDMA write) reads the receiver's buffer into its
+// own. Either way the bytes that arrive are verified.
+enum class RdmaOp { write, read };
+
+// One transfer: a queue pair on `from` (RC on IB and RoCE, SRD on EFA) writes into a buffer
+// registered on `to` (the same device and port for a loopback), or reads from it. Many work
+// requests outstanding, one signalled completion in `signal_every`.
 struct RdmaTransferJob {
   std::string from_device;
   int from_port = 1;
@@ -63,6 +80,10 @@ struct RdmaTransferJob {
   int to_port = 1;
   RdmaMemory memory = RdmaMemory::host;  // gpu: GPUDirect (dma-buf, else peer memory)
   int gpu_cuda_ordinal = -1;             // for RdmaMemory::gpu
+  // RdmaMemory::host: the NUMA node the host buffers are bound to (the loopback mesh: a NIC to
+  // the memory of every socket); -1: wherever the kernel places them.
+  int host_numa_node = -1;
+  RdmaOp op = RdmaOp::write;
   std::size_t message_bytes = std::size_t{1} << 20;
   int outstanding = 64;  // work requests in flight
   int signal_every = 16;
@@ -80,6 +101,7 @@ struct RdmaTransferResult {
   bool verified = false;    // the destination was checked after the last write
   std::uint64_t bad_bytes = 0;
   std::string registration;  // GPUDirect: "dma-buf", "peer-memory"; host: "host"
+  std::string queue_pair;    // "rc" or "srd": what carried the transfer ("" before connecting)
   // The first failure: a verbs call ("ibv_modify_qp(RTR): Connection timed out") or a work
   // completion status ("IBV_WC_RETRY_EXC_ERR: transport retry counter exceeded").
   std::string error;
