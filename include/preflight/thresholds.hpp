@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "preflight/node_shape.hpp"
+
 namespace preflight {
 
 inline constexpr std::string_view kThresholdsSchema = "preflight.thresholds/1";
@@ -104,6 +106,15 @@ class Thresholds {
   // apply_overrides accepts back unchanged.
   std::string to_json_text() const;
 
+  // The node shape the node is judged as (node_shape.hpp), and how it was chosen ("--node-shape",
+  // "DMI product name p5.48xlarge", "assumed: 8 x h200-sxm-141gb is an HGX H200 board").
+  // nullptr: none (judged without one). A copy is kept: site shapes come from the file.
+  void set_node_shape(const MachineShape* shape, std::string chosen_by);
+  const MachineShape* node_shape() const { return node_shape_.get(); }
+  const std::string& node_shape_by() const { return node_shape_by_; }
+  // The thresholds file's "node_shapes" rows (a site's own shapes); empty without one.
+  const std::vector<MachineShape>& site_node_shapes() const { return site_node_shapes_; }
+
  private:
   std::shared_ptr<const ThresholdSpecs> specs_;  // never null once made by for_sku
   std::map<std::string, double, std::less<>> values_;
@@ -112,6 +123,16 @@ class Thresholds {
   std::string detected_by_;
   std::vector<std::string> overridden_;
   std::string overrides_file_;
+  std::shared_ptr<const MachineShape> node_shape_;
+  std::string node_shape_by_;
+  std::vector<MachineShape> site_node_shapes_;
 };
+
+// Picks the node shape and records it in `t`: `named` (--node-shape; a name neither built in nor
+// in the thresholds file is InvalidInput listing the known ones), else the shape whose DMI
+// product name this is, else the reference board of `gpus` GPUs of t's SKU (recorded as
+// assumed), else none.
+void choose_node_shape(Thresholds& t, std::string_view named, std::string_view dmi_product_name,
+                       int gpus);
 
 }  // namespace preflight

@@ -181,6 +181,9 @@ struct ThresholdsRecord {
   std::string detected_by;
   std::string overrides_file;
   std::vector<std::pair<std::string, double>> values;
+  // The node shape judged against (node_shape.hpp) and how it was chosen; "" when none.
+  std::string node_shape;
+  std::string node_shape_by;
 };
 
 // How the run's time was divided (docs/plan.md): the deadline, the node shape planned for, the

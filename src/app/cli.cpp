@@ -46,6 +46,10 @@ void add_run_options(CLI::App& run, RunArgs& args, std::string& profile, std::st
       ->check(CLI::Range(0, 1024));
   run.add_option("--thresholds", args.thresholds_path,
                  "JSON file overriding any subset of the thresholds (docs/thresholds.md)");
+  run.add_option("--node-shape", args.node_shape,
+                 "judge the node as this known machine type (aws-p5.48xlarge, hgx-h200, ...: "
+                 "'preflight thresholds --node-shape'); default: the DMI product name, else the "
+                 "reference board of the GPUs found (docs/node-shapes.md)");
   run.add_flag("--strict", args.strict, "treat warnings as unhealthy (exit 1)");
   run.add_option("--inject-fault", args.inject_faults,
                  "KIND[:VALUE]@TARGET, repeatable: simulate a fault to test detection and "
@@ -82,6 +86,7 @@ void add_fleet_options(CLI::App& fleet, FleetArgs& args, std::string& profile) {
   fleet.add_option("--expect-gpus", args.expect_gpus, "GPUs every node must have, as for 'run'")
       ->check(CLI::Range(0, 1024));
   fleet.add_option("--thresholds", args.thresholds_path, "thresholds file, as for 'run'");
+  fleet.add_option("--node-shape", args.node_shape, "node shape of every node, as for 'run'");
   fleet.add_option("--json", args.json_path,
                    "rank 0 writes the fleet verdict (preflight.fleet/1) to PATH atomically; "
                    "'-': stdout");
@@ -225,6 +230,9 @@ Invocation parse_command_line(int argc, const char* const* argv,
                          "instead of the detected one");
   thresholds->add_option("--thresholds", inv.thresholds.thresholds_path,
                          "apply this thresholds file on top, as 'run' would");
+  thresholds->add_option("--node-shape", inv.thresholds.node_shape,
+                         "show what this node shape sets ('list' prints every shape with its "
+                         "source); default: the one this node is detected as");
 
   CLI::App* report = app.add_subcommand(
       "report",
@@ -251,6 +259,9 @@ Invocation parse_command_line(int argc, const char* const* argv,
       ->required();
   judge->add_option("--thresholds", inv.judge.thresholds_path,
                     "JSON file overriding any subset of the thresholds, on top of the SKU's");
+  judge->add_option("--node-shape", inv.judge.node_shape,
+                    "judge as this node shape (docs/node-shapes.md); default: the one the run "
+                    "recorded, else the reference board of the recorded GPUs");
   judge->add_option("--sku", inv.judge.sku,
                     "judge as this SKU (see 'preflight thresholds --sku'); default: the SKU the "
                     "run recorded");
@@ -378,8 +389,9 @@ Invocation parse_command_line(int argc, const char* const* argv,
     if (judge->count("--json") > 0 && inv.judge.json_path.empty()) {
       return fail("--json: empty path");
     }
-    if (inv.judge.recorded && (!inv.judge.sku.empty() || !inv.judge.thresholds_path.empty())) {
-      return fail("--recorded-thresholds: not with --sku or --thresholds");
+    if (inv.judge.recorded && (!inv.judge.sku.empty() || !inv.judge.thresholds_path.empty() ||
+                               !inv.judge.node_shape.empty())) {
+      return fail("--recorded-thresholds: not with --sku, --thresholds or --node-shape");
     }
     if (inv.judge.files.size() > 1 && inv.judge.json_path == "-") {
       return fail("--json -: one verdict file only (give a directory for several)");

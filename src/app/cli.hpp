@@ -42,6 +42,7 @@ struct PlanArgs {
 struct ThresholdsArgs {
   std::string sku;              // --sku ID or NAME
   std::string thresholds_path;  // --thresholds FILE: show the file applied
+  std::string node_shape;       // --node-shape NAME, or "list"
 };
 
 // `preflight report FILE...`: saved node and fleet verdicts rendered for people or scripts.
@@ -56,6 +57,7 @@ struct JudgeArgs {
   std::vector<std::string> files;
   std::string thresholds_path;  // --thresholds FILE, on top of the SKU's values
   std::string sku;              // --sku ID: instead of the SKU the run recorded
+  std::string node_shape;       // --node-shape NAME: instead of the shape the run recorded
   bool recorded = false;        // --recorded-thresholds: the values the run was judged with
   std::string json_path;        // --json PATH|-; with several files, a directory
   bool strict = false;

@@ -168,9 +168,28 @@ CommandResult thresholds_command(const Invocation& inv) {
   CheckRegistry registry;
   register_builtin_checks(registry);
   Thresholds thresholds;
+  int gpus = 0;
+  if (inv.thresholds.node_shape == "list") {
+    // Every shape with its source: what --node-shape takes, a site's rows first.
+    Thresholds site = Thresholds::for_sku(registry.threshold_specs(), nullptr, "--node-shape list");
+    if (!inv.thresholds.thresholds_path.empty()) {
+      site.apply_overrides_file(inv.thresholds.thresholds_path);
+    }
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const MachineShape& s : site.site_node_shapes()) rows.push_back(node_shape_json(s));
+    for (const MachineShape& s : node_shape_table()) rows.push_back(node_shape_json(s));
+    std::cout << rows.dump(2) << '\n';
+    return {kExitHealthy, false};
+  }
   if (!inv.thresholds.sku.empty()) {
     thresholds = Thresholds::for_sku(registry.threshold_specs(), &sku_from_flag(inv.thresholds.sku),
                                      "--sku");
+  } else if (!inv.thresholds.node_shape.empty()) {
+    // The shape names the GPUs: no discovery needed to show what follows from it.
+    const MachineShape* shape = find_node_shape(inv.thresholds.node_shape);
+    const SkuSpec* sku =
+        shape != nullptr && !shape->gpu_skus.empty() ? find_sku(shape->gpu_skus.front()) : nullptr;
+    thresholds = Thresholds::for_sku(registry.threshold_specs(), sku, "--node-shape");
   } else {
     auto backend = make_system_node_backend();
     const auto node = discover_within(*backend, seconds(20));
@@ -178,6 +197,7 @@ CommandResult thresholds_command(const Invocation& inv) {
       std::cerr << "preflight: GPU discovery did not answer within 20 s\n";
       return {kExitUnhealthy, true};  // the discovery thread is stuck and cannot be joined
     }
+    gpus = static_cast<int>(node->gpus.size());
     if (const GpuReading* g = representative_gpu(*node)) {
       thresholds =
           Thresholds::for_sku(registry.threshold_specs(), detect_sku(g->pci_device_id, g->name),
@@ -189,6 +209,8 @@ CommandResult thresholds_command(const Invocation& inv) {
   if (!inv.thresholds.thresholds_path.empty()) {
     thresholds.apply_overrides_file(inv.thresholds.thresholds_path);
   }
+  choose_node_shape(thresholds, inv.thresholds.node_shape,
+                    inv.thresholds.sku.empty() ? read_dmi_product_name() : "", gpus);
   std::cout << thresholds.to_json_text();
   return {kExitHealthy, false};
 }

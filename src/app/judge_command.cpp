@@ -71,6 +71,23 @@ Thresholds thresholds_for(const CheckRegistry& registry, const Verdict& recorded
     t.apply_overrides_file(args.thresholds_path);
     by += " + " + args.thresholds_path;
   }
+  const int gpus = static_cast<int>(recorded.system.gpus.size());
+  if (!args.node_shape.empty()) {
+    choose_node_shape(t, args.node_shape, "", gpus);
+    by += " + --node-shape " + args.node_shape;
+  } else if (recorded.thresholds && !recorded.thresholds->node_shape.empty()) {
+    const MachineShape* shape =
+        find_node_shape(recorded.thresholds->node_shape, t.site_node_shapes());
+    if (shape == nullptr) {
+      // A site's own shape, and its file not given again: judged without one, and said so.
+      std::cerr << "preflight: " << origin << ": the recorded node shape "
+                << recorded.thresholds->node_shape
+                << " is neither built in nor in --thresholds: judged without a node shape\n";
+    }
+    t.set_node_shape(shape, recorded.thresholds->node_shape_by);
+  } else {
+    choose_node_shape(t, "", "", gpus);  // an older verdict: the reference board, if any
+  }
   return t;
 }
 

@@ -164,11 +164,12 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   const std::vector<PlannedCheck> plan =
       plan_checks(registry, args.profile, args.checks, args.check_options);
   const FaultPlan faults = parse_faults(args.inject_faults, registry, plan, args);
-  if (!args.thresholds_path.empty()) {
-    // Validate now, before anything runs or is written; the runner applies it again on top of
-    // the detected SKU.
-    Thresholds::for_sku(registry.threshold_specs(), nullptr, "validation")
-        .apply_overrides_file(args.thresholds_path);
+  {
+    // Validate now, before anything runs or is written; the runner applies the file again on
+    // top of the detected SKU and picks the shape again.
+    Thresholds check = Thresholds::for_sku(registry.threshold_specs(), nullptr, "validation");
+    if (!args.thresholds_path.empty()) check.apply_overrides_file(args.thresholds_path);
+    if (!args.node_shape.empty()) choose_node_shape(check, args.node_shape, "", 0);
   }
   if (!args.json_path.empty() && args.json_path != "-") ensure_writable(args.json_path);
   if (!args.prom_path.empty()) ensure_writable(args.prom_path, "--prom");
@@ -203,6 +204,7 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   settings.threshold_specs = registry.threshold_specs();
   settings.expect.gpus = args.expect_gpus;
   settings.thresholds_path = args.thresholds_path;
+  settings.node_shape = args.node_shape;
   settings.options = args.check_options;
   settings.nics = nics;
   settings.rotation = rotation.value;

@@ -172,6 +172,7 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
 
   // Everything is checked against a copy; *this changes only once the whole file is valid.
   auto staged = values_;
+  std::vector<MachineShape> site_shapes = site_node_shapes_;
   std::set<std::string> overridden(overridden_.begin(), overridden_.end());
 
   for (const auto& [section, body] : document.items()) {
@@ -190,6 +191,22 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
       // Informational (written by to_json_text): the SKU is chosen by detection or --sku.
       if (!body.is_string()) {
         fail(origin, section, std::string("expected a string, got ") + body.type_name());
+      }
+      continue;
+    }
+    if (section == "node_shape") {
+      // Informational (written by to_json_text): the shape is chosen by --node-shape, DMI or
+      // the GPUs.
+      if (!body.is_object() && !body.is_null()) {
+        fail(origin, section, std::string("expected an object, got ") + body.type_name());
+      }
+      continue;
+    }
+    if (section == "node_shapes") {
+      try {
+        site_shapes = parse_site_node_shapes(body, "node_shapes");
+      } catch (const InvalidInput& e) {
+        throw InvalidInput(printable(origin) + ": " + e.what());
       }
       continue;
     }
@@ -235,6 +252,36 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
   values_ = std::move(staged);
   overridden_.assign(overridden.begin(), overridden.end());
   overrides_file_ = std::string(origin);
+  site_node_shapes_ = std::move(site_shapes);
+}
+
+void choose_node_shape(Thresholds& t, std::string_view named, std::string_view dmi_product_name,
+                       int gpus) {
+  const std::vector<MachineShape>& site = t.site_node_shapes();
+  if (!named.empty()) {
+    const MachineShape* shape = find_node_shape(named, site);
+    if (shape == nullptr) {
+      throw InvalidInput("--node-shape: unknown node shape \"" + printable(named) +
+                         "\" (known: " + node_shape_ids(site) + ")");
+    }
+    t.set_node_shape(shape, "--node-shape");
+    return;
+  }
+  if (const MachineShape* shape = node_shape_for_dmi(dmi_product_name, site)) {
+    t.set_node_shape(shape, "DMI product name " + std::string(dmi_product_name));
+    return;
+  }
+  if (const MachineShape* shape = reference_node_shape(t.sku_id(), gpus)) {
+    t.set_node_shape(shape, "assumed: " + std::to_string(gpus) + " x " + t.sku_id() +
+                                " is the reference board " + shape->id);
+    return;
+  }
+  t.set_node_shape(nullptr, "");
+}
+
+void Thresholds::set_node_shape(const MachineShape* shape, std::string chosen_by) {
+  node_shape_ = shape != nullptr ? std::make_shared<const MachineShape>(*shape) : nullptr;
+  node_shape_by_ = shape != nullptr ? std::move(chosen_by) : std::string();
 }
 
 void Thresholds::apply_overrides_file(const std::string& path) {
@@ -245,6 +292,11 @@ std::string Thresholds::to_json_text() const {
   OrderedJson document;
   document["schema"] = kThresholdsSchema;
   document["sku"] = sku_id_;
+  if (node_shape_) {
+    OrderedJson shape = node_shape_json(*node_shape_);
+    shape["chosen_by"] = node_shape_by_;
+    document["node_shape"] = std::move(shape);
+  }
   for (const ThresholdSpec& spec : specs()) {
     const std::size_t dot = spec.key.find('.');
     const std::string section(spec.key.substr(0, dot));

@@ -116,6 +116,8 @@ Json thresholds_json(const std::optional<ThresholdsRecord>& t) {
           {"sku_name", t->sku_name},
           {"detected_by", t->detected_by},
           {"overrides_file", t->overrides_file},
+          {"node_shape", t->node_shape.empty() ? Json() : Json(t->node_shape)},
+          {"node_shape_by", t->node_shape_by},
           {"values", values}};
 }
 

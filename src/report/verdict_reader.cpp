@@ -160,6 +160,8 @@ ThresholdsRecord thresholds_of(const Fields& t) {
   record.sku_name = t.text("sku_name");
   record.detected_by = t.text("detected_by");
   record.overrides_file = t.text("overrides_file");
+  record.node_shape = t.text("node_shape");
+  record.node_shape_by = t.text("node_shape_by");
   if (const auto values = t.object("values")) {
     for (const auto& [key, value] : t.find("values")->items()) {
       if (!value.is_number()) values->fail(key, "expected a number");

@@ -90,6 +90,10 @@ ThresholdsRecord record_of(const Thresholds& thresholds) {
   r.sku_name = thresholds.sku_name();
   r.detected_by = thresholds.detected_by();
   r.overrides_file = thresholds.overrides_file();
+  if (const MachineShape* shape = thresholds.node_shape()) {
+    r.node_shape = shape->id;
+    r.node_shape_by = thresholds.node_shape_by();
+  }
   for (const ThresholdSpec& spec : thresholds.specs()) {
     r.values.emplace_back(std::string(spec.key), thresholds.get(spec.key));
   }
@@ -111,6 +115,8 @@ Thresholds thresholds_from_record(std::shared_ptr<const ThresholdSpecs> specs,
     document[key.substr(0, dot)][key.substr(dot + 1)] = value;
   }
   thresholds.apply_overrides(document.dump(), origin + ": recorded thresholds");
+  // A built-in shape is judged with today's row; a site's own shape only with its file again.
+  thresholds.set_node_shape(find_node_shape(record.node_shape), record.node_shape_by);
   return thresholds;
 }
 

@@ -220,13 +220,16 @@ RunOutcome Runner::run(RunState& state, const std::vector<PlannedCheck>& plan,
        << " (" << g.name << ")";
     return Thresholds::for_sku(specs, sku, by.str());
   }());
-  if (!settings.thresholds_path.empty()) {
-    try {
+  try {
+    if (!settings.thresholds_path.empty()) {
       thresholds->apply_overrides_file(settings.thresholds_path);
-    } catch (const InvalidInput& e) {
-      outcome.invalid = e.what();
-      return outcome;
     }
+    choose_node_shape(*thresholds, settings.node_shape,
+                      read_dmi_product_name(settings.dmi_product_path),
+                      static_cast<int>(node->gpus.size()));
+  } catch (const InvalidInput& e) {
+    outcome.invalid = e.what();
+    return outcome;
   }
 
   state.set_thresholds(record_of(*thresholds));

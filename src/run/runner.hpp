@@ -110,6 +110,10 @@ struct RunSettings {
   // abandoned.
   std::chrono::milliseconds cancel_grace{grace::kCheckCancel};
   std::string thresholds_path;  // --thresholds file, already validated once
+  // --node-shape (already validated once); empty: the DMI product name read from
+  // dmi_product_path, else the reference board of the GPUs found (node_shape.hpp).
+  std::string node_shape;
+  std::string dmi_product_path = "/sys/class/dmi/id/product_name";
   CheckOptions options;         // check options (--gemm-dtypes ...), already validated
   // The plan's inputs beyond discovery (docs/plan.md): the RDMA devices counted before the run
   // (the rdma check counts its compute NICs again), the rotation counter and where it came from,

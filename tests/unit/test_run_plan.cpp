@@ -86,11 +86,12 @@ TEST_CASE("run plan: the quick profile on 8 GPUs and 8 NICs keeps a --timeout of
   const CheckResult& gemm = check_of(v, "gemm");
   CHECK(gemm.plan->reduced);
   CHECK(node.gemm.jobs().at(0).product_seconds < 3.0);
-  // The NIC pairs rotate: run 3 covers step 3 of 7, 8 of the 56 pairs, and names them.
+  // The NIC pairs and the GPUs of the loopback mesh rotate: run 3 covers 8 of the 56 pairs
+  // (step 4 of the pairs' 7) and 8 of the 64 NIC-GPU paths (step 4 of 8), and names them.
   const CheckResult& rdma = check_of(v, "rdma");
-  CHECK(rdma.plan->rotation_steps == 7);
+  CHECK(rdma.plan->rotation_steps == 8);
   CHECK(rdma.plan->rotation_step == 3);
-  CHECK(rdma.plan->covered.size() == 8);
+  CHECK(rdma.plan->covered.size() == 16);
   CHECK_THAT(rdma.summary, Catch::Contains("pairs rotate: step 4 of 7"));
   // The NVLink pairs of other steps are unmeasured, not failed.
   const CheckResult& nvlink = check_of(v, "nvlink");
@@ -98,9 +99,9 @@ TEST_CASE("run plan: the quick profile on 8 GPUs and 8 NICs keeps a --timeout of
   CHECK(nvlink.findings.empty());
 }
 
-TEST_CASE("run plan: seven runs with the rotation counter cover every NIC pair") {
+TEST_CASE("run plan: eight runs with the rotation counter cover every NIC pair and GPU path") {
   std::set<std::string> covered;
-  for (std::uint64_t run = 0; run < 7; ++run) {
+  for (std::uint64_t run = 0; run < 8; ++run) {
     EightGpuNode node;
     node.gemm.takes_its_time = false;  // only the plan matters here
     node.rdma.takes_its_time = false;
@@ -111,5 +112,6 @@ TEST_CASE("run plan: seven runs with the rotation counter cover every NIC pair")
     CHECK(rdma.plan->rotation_step == static_cast<int>(run));
     covered.insert(rdma.plan->covered.begin(), rdma.plan->covered.end());
   }
-  CHECK(covered.size() == 56);
+  // 56 NIC pairs and 8 NICs x 8 GPUs of the mesh.
+  CHECK(covered.size() == 56 + 64);
 }

@@ -5,8 +5,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "checks/common/call_bounded.hpp"
 #include "checks/common/counters.hpp"
@@ -14,6 +19,7 @@
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
 #include "checks/common/pci_link.hpp"
+#include "checks/rdma/rdma_fabric.hpp"
 #include "checks/rdma/rdma_figures.hpp"
 #include "checks/rdma/rdma_findings.hpp"
 #include "checks/rdma/rdma_judge.hpp"
@@ -21,6 +27,7 @@
 #include "checks/rdma/rdma_plan.hpp"
 #include "checks/rdma/rdma_readings.hpp"
 #include "checks/rdma/rdma_thresholds.hpp"
+#include "model/bounded_input.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 
@@ -36,6 +43,10 @@ constexpr auto kInventoryBudget = 15s;
 constexpr auto kConnectAllowance = 10s;  // beyond a transfer's seconds: setup, connect, drain
 // Kept free before the check's deadline to record what ran (CheckContext::finish_by).
 constexpr auto kRdmaEndMargin = 1s;
+// The drill that slows one transfer, named by its entity (a mesh cell, a NIC pair).
+constexpr const char* kPathSlowKind = "rdma-path-slow";
+// /sys/devices/system/node/online is one line of node ranges; a page is the most sysfs gives.
+constexpr std::size_t kMaxNodeListBytes = 4096;
 
 std::vector<GpuLocation> gpu_locations(const NodeReading& node) {
   std::vector<GpuLocation> out;
@@ -54,6 +65,59 @@ std::vector<GpuLocation> gpu_locations(const NodeReading& node) {
     out.push_back(loc);
   }
   return out;
+}
+
+// A node list under devices/system/node/ of `sysfs_root`; nullopt where it cannot be read.
+std::optional<std::vector<int>> node_list(const std::string& sysfs_root, const char* name) {
+  try {
+    return parse_numa_node_list(
+        read_bounded_file(sysfs_root + "/devices/system/node/" + name, kMaxNodeListBytes));
+  } catch (const InvalidInput&) {
+    return std::nullopt;
+  }
+}
+
+// The host's NUMA nodes under `sysfs_root` that hold memory: `online`, less the nodes
+// `has_memory` leaves out (a CPU-only node, the memoryless nodes Grace Hopper lists), which have
+// no page to bind a buffer to. Empty where `online` cannot be read (a kernel without NUMA, a
+// container without sysfs), which plans one loopback per NIC as on a one-node host.
+std::vector<int> host_numa_nodes(const std::string& sysfs_root) {
+  std::vector<int> nodes = node_list(sysfs_root, "online").value_or(std::vector<int>{});
+  if (const auto with_memory = node_list(sysfs_root, "has_memory")) {
+    nodes.erase(std::remove_if(nodes.begin(), nodes.end(),
+                               [&](int node) {
+                                 return std::find(with_memory->begin(), with_memory->end(), node) ==
+                                        with_memory->end();
+                               }),
+                nodes.end());
+  }
+  return nodes;
+}
+
+// rdma-path-slow names one transfer by its entity, among every transfer the node's mesh and pairs
+// have (`all`, whatever this run's rotation step covers): the factor per entity. An entity no
+// transfer has is reported, so a drill cannot pass by testing nothing.
+std::map<std::string, double> path_faults(const FaultPlan& faults,
+                                          const std::vector<PlannedTransfer>& all,
+                                          std::vector<Finding>& findings) {
+  std::map<std::string, double> slow;
+  for (const InjectedFault* f : faults.of_kind(kPathSlowKind)) {
+    const std::string& entity = f->target.name;
+    const bool found = std::any_of(all.begin(), all.end(),
+                                   [&](const PlannedTransfer& t) { return t.entity == entity; });
+    if (!found) {
+      Finding missing = make_finding(
+          shared_findings(), "FAULT_TARGET_MISSING", entity,
+          "--inject-fault " + f->spec + ": no transfer of this node's rdma check is " + entity +
+              " (a path NIC-numaN or NIC-gpuN of the loopback mesh, a NIC's loopback on a host "
+              "of one NUMA node, or a NIC pair NIC-NIC)");
+      missing.injected = true;
+      findings.push_back(std::move(missing));
+      continue;
+    }
+    slow[entity] = f->number.value_or(1.0);
+  }
+  return slow;
 }
 
 // rdma-down and rdma-slow name NICs; a name the node does not have is reported, so a drill
@@ -187,12 +251,12 @@ std::vector<std::string> rdma_device_list(const CheckOptions& options) {
   return names;
 }
 
-RdmaCheck::RdmaCheck() {
+RdmaCheck::RdmaCheck(std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)) {
   info_.name = "rdma";
   info_.description =
-      "RDMA NICs (libibverbs): ports against expectations, the NIC's PCIe link, RDMA-write "
-      "loopback per port, NIC pairs through the fabric (rotating where they do not all fit), "
-      "GPUDirect from the nearest GPU";
+      "RDMA NICs (libibverbs): ports against expectations, the NIC's PCIe link, the loopback "
+      "mesh (every NIC into host memory on every NUMA node and into every GPU), NIC pairs "
+      "through the fabric (rotating where they do not all fit)";
   info_.needs_gpu = false;  // a node's NICs matter without GPUs too
   info_.budget = {std::chrono::seconds(60), std::chrono::seconds(180), std::chrono::seconds(900)};
   info_.thresholds = rdma_thresholds();
@@ -202,6 +266,11 @@ RdmaCheck::RdmaCheck() {
                  {"RDMA_PORT_DOWN", "RDMA_COUNT_MISMATCH", "FAULT_TARGET_MISSING"}),
       slow_kind("rdma-slow", TargetType::nic,
                 "RDMA writes from and to the NIC deliver FACTOR of their bandwidth, e.g. 0.5",
+                {"RDMA_BANDWIDTH_LOW", "RDMA_BANDWIDTH_MARGINAL", "FAULT_TARGET_MISSING"}),
+      slow_kind(kPathSlowKind, TargetType::nic,
+                "the one transfer named (a loopback-mesh path such as nic=mlx5_0-gpu3 or "
+                "nic=mlx5_0-numa1, or a NIC pair nic=mlx5_0-mlx5_3) delivers FACTOR of its "
+                "bandwidth, e.g. 0.5",
                 {"RDMA_BANDWIDTH_LOW", "RDMA_BANDWIDTH_MARGINAL", "FAULT_TARGET_MISSING"}),
   };
   declare_counters(info_, {CounterFamily::rnic});
@@ -242,7 +311,28 @@ WorkPlan RdmaCheck::plan_work(const WorkRequest& request) const {
   return plan_rdma_work(request);
 }
 
+std::string RdmaCheck::sysfs_root() const {
+  if (!sysfs_root_.empty()) return sysfs_root_;
+  // The seam the counters and the events check read sysfs through (tests point it at a tree of
+  // their own, or at none).
+  const char* root = std::getenv("PREFLIGHT_SYSFS_ROOT");
+  return root != nullptr && *root != '\0' ? root : "/sys";
+}
+
 std::optional<std::string> RdmaCheck::skip_reason(const CheckContext& ctx) const {
+  // Not applicable where the node has no RDMA fabric by design: GCP's A3 High moves GPU traffic
+  // over TCP (GPUDirect-TCPX), and --expect-rnics 0 says the same of any node. The fleet then
+  // uses NCCL's own transport (docs/checks/rdma.md, "Node shapes and what each GPU gets").
+  if (ctx.options != nullptr) {
+    if (const auto expect = expected_rnics(*ctx.options); expect && *expect == 0) {
+      return std::string("not applicable: --expect-rnics 0 (no RDMA fabric)");
+    }
+  }
+  if (ctx.thresholds != nullptr && ctx.thresholds->node_shape() != nullptr &&
+      !ctx.thresholds->node_shape()->has_rdma_fabric()) {
+    return "not applicable: the node shape " + ctx.thresholds->node_shape()->id +
+           " has no RDMA fabric";
+  }
   if (ctx.engines.rdma == nullptr) {
     return std::string("this binary has no RDMA engine");
   }
@@ -275,6 +365,7 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
     // A fault aimed at a NIC this node lacks is reported even here: a drill must not pass by
     // testing nothing.
     apply_faults(*ctx.faults, *inv, slow, result.findings);
+    (void)path_faults(*ctx.faults, {}, result.findings);
     if (!expected && result.findings.empty()) {
       result.status = Status::skip;
       result.skip_reason = why;
@@ -300,6 +391,8 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
 
   apply_faults(*ctx.faults, *inv, slow, result.findings);
   readings.devices = locate(inv->devices, gpu_locations(*ctx.node));
+  readings.gpus = static_cast<int>(ctx.node->gpus.size());
+  assign_roles(readings, *ctx.thresholds);
   for (const RdmaDevice& d : inv->devices) {
     // Made as `preflight judge` makes it from the readings (Check::observe).
     if (auto failed = rdma_device_observation(d)) {
@@ -317,7 +410,9 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   }
   // Only the compute fabric is judged and tested: storage and in-band NICs are reported
   // (RDMA_NIC_NOT_COMPUTE) and left out (rdma_judge.hpp).
-  const NicSelection selection = select_compute_nics(readings.devices, readings.rdma_devices);
+  std::string unfit;
+  const NicSelection selection = select_compute_nics(
+      readings.devices, readings.rdma_devices, fabric_shape(readings, *ctx.thresholds, unfit));
   std::vector<RdmaDevice> compute;
   for (std::size_t i = 0; i < readings.devices.size(); ++i) {
     if (selection.compute[i]) compute.push_back(readings.devices[i].device);
@@ -325,31 +420,48 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   const std::size_t usable = usable_ports(compute).size();
   result.metrics.push_back({"", "usable_ports", static_cast<double>(usable), "count"});
 
-  // Sized by what is here: the NICs with a usable port are the pairs' endpoints, and GPUDirect
-  // counts only the NICs whose GPU CUDA can use (the others are left out below).
+  // Sized by what is here: the NICs with a usable port are the pairs' endpoints and the mesh's
+  // rows, its columns the host's NUMA nodes and the GPUs CUDA can use.
+  RdmaMesh mesh;
+  mesh.numa_nodes = host_numa_nodes(sysfs_root());
+  for (const auto& g : ctx.node->gpus) {
+    if (g.cuda_ordinal >= 0) mesh.gpus.push_back(g.index);
+  }
+  std::sort(mesh.gpus.begin(), mesh.gpus.end());
   const std::vector<std::string> endpoints = rdma_pair_endpoints(compute);
   RdmaWorkShape shape;
   shape.nics = static_cast<int>(endpoints.size());
-  shape.loopbacks = static_cast<int>(usable);
-  for (const PlannedTransfer& t : plan_transfers(compute, {})) {
-    if (t.memory == RdmaMemory::gpu && cuda_ordinal(*ctx.node, t.gpu_index) >= 0) {
-      ++shape.gpudirect;
-    }
-  }
+  shape.numa_cells = mesh.host_cells();
+  shape.gpu_cells = mesh.gpu_cells();
+  shape.extra_loopbacks = rdma_extra_loopbacks(compute);
+  const std::vector<PlannedTransfer> all = plan_transfers(compute, mesh);
   request.shape.nics = shape.nics;
   const RdmaWork work = plan_rdma(request, shape, endpoints);
-  const auto transfers = work.rotation.complete()
-                             ? plan_transfers(compute)
-                             : plan_transfers(compute, work.rotation.ordered_pairs());
+  std::vector<PlannedTransfer> transfers = plan_transfers(compute, mesh, work.coverage());
+  const std::map<std::string, double> slow_paths = path_faults(*ctx.faults, all, result.findings);
+  for (const auto& slowed : slow_paths) {
+    // A drill's path that this run's rotation step does not cover runs too: the drill must test
+    // what it names.
+    const std::string& entity = slowed.first;
+    const auto planned = [&entity](const PlannedTransfer& t) { return t.entity == entity; };
+    if (std::none_of(transfers.begin(), transfers.end(), planned)) {
+      transfers.push_back(*std::find_if(all.begin(), all.end(), planned));
+    }
+  }
   CheckPlanRecord record = coverage_record(work.plan);
   // The modelled time of the work it does here: the NICs it found, not those counted before.
   record.expected_s = work.plan.expected_s;
   record.covered.clear();
-  if (!work.rotation.complete()) {
-    // The pairs planned, by the entities their findings and metrics use.
-    for (const PlannedTransfer& t : transfers) {
-      if (t.kind == "pair") record.covered.push_back(t.entity);
-    }
+  // The cells and pairs planned of the parts that rotate, by the entities their findings and
+  // metrics use.
+  for (const PlannedTransfer& t : transfers) {
+    // Cells into host memory rotate only on a host of several NUMA nodes, so only they are
+    // bound to one; a further port's loopback runs every run.
+    const bool rotating = t.kind == "pair"              ? !work.pairs.complete()
+                          : t.memory == RdmaMemory::gpu ? !work.gpus.complete()
+                          : t.host_numa_node >= 0       ? !work.numa.complete()
+                                                        : false;
+    if (rotating) record.covered.push_back(t.entity);
   }
   result.plan = record;
 
@@ -370,6 +482,8 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
     job.to_device = t.to_device;
     job.to_port = t.to_port;
     job.memory = t.memory;
+    job.host_numa_node = t.host_numa_node;
+    job.op = t.op;
     if (t.memory == RdmaMemory::gpu) {
       job.gpu_cuda_ordinal = cuda_ordinal(*ctx.node, t.gpu_index);
       if (job.gpu_cuda_ordinal < 0) continue;  // CUDA cannot use that GPU: inventory says so
@@ -385,6 +499,10 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
     for (const std::string& name : {t.from_device, t.to_device}) {
       const auto it = slow.find(name);
       if (it == slow.end()) continue;
+      job.slow_factor = std::min(job.slow_factor, it->second);
+      reading.injected_slow_factor = job.slow_factor;
+    }
+    if (const auto it = slow_paths.find(t.entity); it != slow_paths.end()) {
       job.slow_factor = std::min(job.slow_factor, it->second);
       reading.injected_slow_factor = job.slow_factor;
     }
@@ -419,7 +537,9 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
                    " usable ports, " + std::to_string(done) + " of " +
                    std::to_string(transfers.size()) + " transfers run";
   // Reduced or rotated coverage is said, never silent (docs/plan.md).
-  if (!work.rotation.complete()) result.summary += "; " + rdma_pairs_text(work);
+  if (const std::string rotating = rdma_rotation_text(work); !rotating.empty()) {
+    result.summary += "; " + rotating;
+  }
   if (work.plan.reduced) {
     result.summary += "; reduced to fit its time: " + work.plan.coverage;
   }
@@ -430,7 +550,7 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   }
   if (dmabuf + peer_memory > 0) {
     result.summary += "; GPUDirect by dma-buf on " + std::to_string(dmabuf) +
-                      ", by peer memory on " + std::to_string(peer_memory) + " NICs";
+                      ", by peer memory on " + std::to_string(peer_memory) + " paths";
   }
   return result;
 }

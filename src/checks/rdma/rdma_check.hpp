@@ -1,4 +1,6 @@
 #pragma once
+#include <string>
+
 #include "preflight/check.hpp"
 
 namespace preflight {
@@ -6,12 +8,16 @@ namespace preflight {
 // RDMA NICs with libibverbs: inventory of every device and port; the compute NICs told apart
 // from storage and in-band ones (--rdma-devices, else PCIe proximity to the GPUs, else link layer
 // and rate) and judged against expectations (--expect-rnics, rdma.min_port_gbps), with their
-// PCIe links, an RDMA-write loopback per port, ordered NIC pairs through the fabric (all of them,
-// or a step of the pair rotation where they do not fit the time: rdma_plan.hpp), and GPUDirect
-// from each NIC's nearest GPU. docs/checks/rdma.md.
+// PCIe links; then RDMA loopbacks of each NIC into host memory on every NUMA node and into every
+// GPU's memory (the loopback mesh, rdma_math.hpp), and ordered NIC pairs through the fabric (all
+// of them, or a step of each rotation where they do not fit the time: rdma_plan.hpp).
+// docs/checks/rdma.md.
 class RdmaCheck final : public Check {
  public:
-  RdmaCheck();
+  // `sysfs_root`: where the host's NUMA nodes are read (devices/system/node/online under it);
+  // empty: PREFLIGHT_SYSFS_ROOT where set (the seam of the counters and the events check),
+  // else /sys. Tests pass a tree of their own.
+  explicit RdmaCheck(std::string sysfs_root = {});
   const CheckInfo& info() const override { return info_; }
   void validate_options(const CheckOptions& options) const override;
   std::optional<std::string> skip_reason(const CheckContext& ctx) const override;
@@ -27,7 +33,10 @@ class RdmaCheck final : public Check {
   std::vector<Finding> observe(const Readings& readings) const override;
 
  private:
+  std::string sysfs_root() const;
+
   CheckInfo info_;
+  std::string sysfs_root_;
 };
 
 // The value of --expect-rnics; throws InvalidInput for a bad one. nullopt when not given.

@@ -23,8 +23,9 @@ const FindingTable& rdma_findings() {
           {"RDMA_DEVICE_MISSING", Severity::fail, Action::service,
            "--rdma-devices names an RDMA device this node does not have (a NIC whose driver did "
            "not load, that fell off the bus, or a wrong list).",
-           "Compare `ibv_devices` and `lspci | grep -i mellanox` with the list; reload the NIC "
-           "driver or service the NIC, or correct --rdma-devices."},
+           "Compare `ibv_devices` and `lspci` (Mellanox, or Amazon's EFA: `fi_info -p efa`) "
+           "with the list; reload the NIC driver or service the NIC, or correct "
+           "--rdma-devices."},
           {"RDMA_NIC_NOT_COMPUTE", Severity::info, Action::none,
            "An RDMA device that is not part of the compute fabric (storage, in-band management): "
            "it is reported, but its ports are not judged and it takes no part in the transfers.",
@@ -45,10 +46,37 @@ const FindingTable& rdma_findings() {
            "switch); on InfiniBand make sure a subnet manager runs; reseat or replace the cable "
            "or transceiver."},
           {"RDMA_PORT_SLOW", Severity::fail, Action::service,
-           "An RDMA port trained to a lower rate than the node's minimum (rdma.min_port_gbps).",
+           "A compute RDMA port trained to a lower rate than the node's minimum "
+           "(rdma.min_port_gbps), its node shape's port rate, or its sibling compute ports "
+           "(below rdma.sibling_fraction of their median).",
            "Check the cable and transceiver type and the switch port speed (`ibstat` Rate, "
            "`ethtool`); replace a degraded cable; correct rdma.min_port_gbps if the fabric is "
            "slower by design."},
+          {"RDMA_GPU_BANDWIDTH_LOW", Severity::fail, Action::service,
+           "A GPU's own compute NICs (those behind its PCIe switch) together reach less than "
+           "the node shape gives each GPU (an AWS p5 GPU: four 100 Gb/s EFA devices), and no "
+           "port finding explains it: one of them is missing.",
+           "Compare the RDMA devices behind the GPU's switch (`nvidia-smi topo -m`, "
+           "`ibv_devices`) with the node shape (docs/node-shapes.md); reload the NIC driver, "
+           "reseat or service the NIC, or name the right shape with --node-shape."},
+          {"RDMA_FABRIC_BANDWIDTH_LOW", Severity::fail, Action::service,
+           "The compute NICs together carry less than the node shape's GPUs x the bandwidth "
+           "each GPU should reach, and no port or GPU finding explains it: a compute NIC is "
+           "missing.",
+           "Count the compute NICs (`ibv_devices`, `fi_info -p efa` on AWS) against the node "
+           "shape (docs/node-shapes.md); service the missing one, or name the right shape "
+           "with --node-shape."},
+          {"RDMA_NOT_JUDGED", Severity::info, Action::none,
+           "Part of the compute fabric's judgement needs topology this node does not show (a "
+           "VM's virtual functions, a container without /sys/bus/pci): it was judged for the "
+           "node as a whole, and the finding says what was not judged and why.",
+           "None needed. For the full judgement in a container mount the host's /sys "
+           "(docs/checks/rdma.md, \"Partial views\")."},
+          {"RDMA_NO_ONE_SIDED", Severity::info, Action::none,
+           "An RDMA device offers neither RDMA write nor RDMA read (an EFA device of an older "
+           "generation): it is inventoried and named, and takes no part in the transfers.",
+           "None needed; the fabric is judged by its ports. `ibv_devinfo -d NAME` and "
+           "`fi_info -p efa` show the device's capabilities."},
           {"RDMA_NO_GID", Severity::fail, Action::none,
            "A RoCE (Ethernet) port has no usable RoCE v2 GID: no IP address on its network "
            "interface.",

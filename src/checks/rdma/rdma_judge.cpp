@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "checks/common/pci_link.hpp"
+#include "checks/rdma/rdma_fabric.hpp"
 #include "checks/rdma/rdma_findings.hpp"
 #include "preflight/catalogue.hpp"
 
@@ -61,7 +62,9 @@ std::string affinity_phrase(const RdmaNicReading& r) {
 // the layer with the faster port, then to the first by name). false when no port is up.
 bool fabric_of(const std::vector<RdmaNicReading>& devices, NicSelection& s) {
   std::map<std::string, std::pair<int, double>> layers;  // layer -> (NICs, fastest port)
-  for (const RdmaNicReading& r : devices) {
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    if (!s.compute[i]) continue;  // excluded already (a transport the node shape lacks)
+    const RdmaNicReading& r = devices[i];
     const RdmaPort* p = r.device.error.empty() ? fastest_up(r.device) : nullptr;
     if (p == nullptr) continue;
     auto& entry = layers[p->link_layer];
@@ -92,7 +95,7 @@ void select_by_fabric(const std::vector<RdmaNicReading>& devices, NicSelection& 
     const RdmaDevice& d = devices[i].device;
     // Unknown (no port up anywhere, a device that could not be read): counted as compute, so
     // a dead NIC is judged rather than excused.
-    if (!s.any_port_up || !d.error.empty()) continue;
+    if (!s.compute[i] || !s.any_port_up || !d.error.empty()) continue;
     if (const RdmaPort* p = fastest_up(d)) {
       if (p->link_layer == s.fabric_link_layer) continue;
       s.compute[i] = false;
@@ -153,15 +156,17 @@ std::string other_nic_text(const RdmaDevice& d, const std::string& reason) {
   return text + "; not judged, no transfers";
 }
 
-void judge_ports_of(const std::vector<RdmaDevice>& compute, double min_port_gbps,
-                    std::vector<Finding>& findings) {
-  RdmaExpectations expect;
-  expect.min_port_gbps = min_port_gbps;
-  for (const PortJudgement& j : judge_ports(compute, expect)) {
+// Down, without a GID, or of unknown rate; the rates are judge_port_rates' (rdma_fabric.hpp).
+// Returns the entities of the ports found down.
+std::vector<std::string> judge_ports_of(const std::vector<RdmaDevice>& compute,
+                                        std::vector<Finding>& findings) {
+  std::vector<std::string> down;
+  for (const PortJudgement& j : judge_ports(compute, RdmaExpectations{})) {
     const std::string entity = rdma_port_entity(j.device, j.port);
     switch (j.issue) {
       case PortIssue::down:
         findings.push_back(make_finding(rdma_findings(), "RDMA_PORT_DOWN", entity, j.detail));
+        down.push_back(entity);
         break;
       case PortIssue::slow:
         findings.push_back(make_finding(rdma_findings(), "RDMA_PORT_SLOW", entity, j.detail));
@@ -176,6 +181,7 @@ void judge_ports_of(const std::vector<RdmaDevice>& compute, double min_port_gbps
         break;
     }
   }
+  return down;
 }
 
 void judge_transfer_rate(const RdmaTransferReading& t, const Thresholds& thresholds,
@@ -198,10 +204,56 @@ void judge_transfer_rate(const RdmaTransferReading& t, const Thresholds& thresho
   findings.push_back(std::move(f));
 }
 
+// Without a visible PCIe tree the fabric rule takes every NIC of the majority link layer, a
+// storage port of the same layer included (a DGX's InfiniBand storage port at 100 Gb/s, or
+// disabled). The shape says how many compute ports there are: the fastest that many are kept.
+void cap_to_shape(const std::vector<RdmaNicReading>& devices, const MachineShape& shape,
+                  NicSelection& s) {
+  std::vector<std::size_t> chosen;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    if (s.compute[i]) chosen.push_back(i);
+  }
+  const auto ports = [&](std::size_t i) { return devices[i].device.ports.size(); };
+  std::size_t total = 0;
+  for (std::size_t i : chosen) total += ports(i);
+  if (total <= static_cast<std::size_t>(shape.compute_ports)) return;
+  std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t a, std::size_t b) {
+    const RdmaPort* pa = fastest_up(devices[a].device);
+    const RdmaPort* pb = fastest_up(devices[b].device);
+    return (pa ? rdma_port_rate(*pa) : -1.0) > (pb ? rdma_port_rate(*pb) : -1.0);
+  });
+  std::size_t kept = 0;
+  for (std::size_t i : chosen) {
+    if (kept + ports(i) <= static_cast<std::size_t>(shape.compute_ports)) {
+      kept += ports(i);
+      continue;
+    }
+    s.compute[i] = false;
+    s.reason[i] = "beyond the node shape " + shape.id + "'s " +
+                  std::to_string(shape.compute_ports) +
+                  " compute ports: with no NIC's place on the PCIe tree visible the fastest of "
+                  "the " + layer_name(s.fabric_link_layer) + " NICs are taken for compute";
+  }
+}
+
+// The transports of the compute NICs, for the other NICs' roles.
+std::vector<std::string> compute_transports(const std::vector<RdmaNicReading>& devices,
+                                            const NicSelection& s) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const std::string t = rdma_transport(devices[i].device);
+    if (s.compute[i] && !t.empty() && std::find(out.begin(), out.end(), t) == out.end()) {
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 NicSelection select_compute_nics(const std::vector<RdmaNicReading>& devices,
-                                 const std::vector<std::string>& listed) {
+                                 const std::vector<std::string>& listed,
+                                 const MachineShape* shape) {
   NicSelection s;
   s.compute.assign(devices.size(), true);
   s.reason.assign(devices.size(), "");
@@ -221,13 +273,30 @@ NicSelection select_compute_nics(const std::vector<RdmaNicReading>& devices,
     }
     return s;
   }
-  const bool any_switch = std::any_of(devices.begin(), devices.end(), [](const RdmaNicReading& r) {
-    return r.gpu_affinity == GpuAffinity::pcie_switch;
-  });
+  if (shape != nullptr && !shape->has_rdma_fabric()) {
+    s.rule = NicRule::no_fabric;
+    s.compute.assign(devices.size(), false);
+    const std::string why = "the node shape " + shape->id + " has no RDMA fabric";
+    s.reason.assign(devices.size(), why);
+    return s;
+  }
+  if (shape != nullptr) {
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      const std::string transport = rdma_transport(devices[i].device);
+      if (transport.empty() || shape->transport_allowed(transport)) continue;
+      s.compute[i] = false;
+      s.reason[i] = "its transport is " + transport + ", and the node shape " + shape->id +
+                    "'s compute fabric is not";
+    }
+  }
+  bool any_switch = false;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    any_switch = any_switch || (s.compute[i] && devices[i].gpu_affinity == GpuAffinity::pcie_switch);
+  }
   if (any_switch) {
     s.rule = NicRule::gpu_switch;
     for (std::size_t i = 0; i < devices.size(); ++i) {
-      if (devices[i].gpu_affinity == GpuAffinity::pcie_switch) continue;
+      if (!s.compute[i] || devices[i].gpu_affinity == GpuAffinity::pcie_switch) continue;
       s.compute[i] = false;
       s.reason[i] = "no GPU shares its PCIe switch (" + affinity_phrase(devices[i]) +
                     "), while other NICs share one with a GPU";
@@ -236,7 +305,20 @@ NicSelection select_compute_nics(const std::vector<RdmaNicReading>& devices,
   }
   s.rule = NicRule::fabric;
   select_by_fabric(devices, s);
+  if (shape != nullptr && s.any_port_up) cap_to_shape(devices, *shape, s);
   return s;
+}
+
+void assign_roles(RdmaReadings& readings, const Thresholds& thresholds) {
+  std::string unfit;
+  const NicSelection s = select_compute_nics(readings.devices, readings.rdma_devices,
+                                             fabric_shape(readings, thresholds, unfit));
+  const std::vector<std::string> fabric = compute_transports(readings.devices, s);
+  for (std::size_t i = 0; i < readings.devices.size(); ++i) {
+    RdmaNicReading& r = readings.devices[i];
+    r.role = nic_role(r.device, s.compute[i], fabric);
+    r.role_reason = s.compute[i] ? describe_rule(s) : s.reason[i];
+  }
 }
 
 std::string describe_rule(const NicSelection& s) {
@@ -245,6 +327,8 @@ std::string describe_rule(const NicSelection& s) {
       return "listed in --rdma-devices";
     case NicRule::gpu_switch:
       return "sharing a PCIe switch with a GPU";
+    case NicRule::no_fabric:
+      return "none: the node shape has no RDMA fabric";
     case NicRule::fabric:
       break;
   }
@@ -253,8 +337,14 @@ std::string describe_rule(const NicSelection& s) {
 }
 
 std::string describe_transfer(const PlannedTransfer& t) {
-  return t.kind + " " + t.from_device + (t.kind == "pair" ? " -> " + t.to_device : std::string()) +
-         (t.memory == RdmaMemory::gpu ? " with " + gpu_entity(t.gpu_index) : std::string());
+  std::string text = t.kind + " " + t.from_device +
+                     (t.kind == "pair" ? " -> " + t.to_device : std::string()) +
+                     (t.memory == RdmaMemory::gpu ? " with " + gpu_entity(t.gpu_index) : std::string());
+  if (t.memory == RdmaMemory::host && t.host_numa_node >= 0) {
+    text += " with NUMA node " + std::to_string(t.host_numa_node) + " memory";
+  }
+  if (t.op == RdmaOp::read) text += " (RDMA read)";
+  return text;
 }
 
 std::optional<Finding> rdma_device_observation(const RdmaDevice& d) {
@@ -299,7 +389,13 @@ std::vector<Finding> rdma_observations(const RdmaReadings& readings) {
 
 std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& thresholds) {
   std::vector<Finding> findings;
-  const NicSelection s = select_compute_nics(readings.devices, readings.rdma_devices);
+  std::string unfit;
+  const MachineShape* shape = fabric_shape(readings, thresholds, unfit);
+  if (!unfit.empty()) {
+    findings.push_back(make_finding(rdma_findings(), "RDMA_NOT_JUDGED", "node", unfit));
+  }
+  const NicSelection s = select_compute_nics(readings.devices, readings.rdma_devices, shape);
+  const std::vector<std::string> fabric = compute_transports(readings.devices, s);
   std::string names;
   for (const RdmaNicReading& r : readings.devices) {
     names += (names.empty() ? "" : ", ") + r.device.name;
@@ -311,18 +407,32 @@ std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& 
                                         (names.empty() ? "none" : names) + ")"));
   }
   std::vector<RdmaDevice> compute;
+  std::vector<const RdmaNicReading*> compute_readings;
   for (std::size_t i = 0; i < readings.devices.size(); ++i) {
     const RdmaDevice& d = readings.devices[i].device;
     if (!s.compute[i]) {
       findings.push_back(make_finding(rdma_findings(), "RDMA_NIC_NOT_COMPUTE", d.name,
-                                      other_nic_text(d, s.reason[i])));
+                                      "role " + nic_role(d, false, fabric) + ", " +
+                                          other_nic_text(d, s.reason[i])));
       continue;
     }
     compute.push_back(d);
+    compute_readings.push_back(&readings.devices[i]);
     // A device that could not be read is the run's observation (RDMA_DEVICE_ERROR).
     if (d.error.empty()) judge_pcie(d, findings);
+    if (d.error.empty() && !d.rdma_write && !d.rdma_read) {
+      findings.push_back(make_finding(
+          rdma_findings(), "RDMA_NO_ONE_SIDED", d.name,
+          d.name + " (" + (rdma_transport(d).empty() ? "unknown transport" : rdma_transport(d)) +
+              ") offers neither RDMA write nor RDMA read: inventoried, its ports judged, no "
+              "transfers"));
+    }
   }
-  judge_ports_of(compute, thresholds.get("rdma.min_port_gbps"), findings);
+  std::vector<std::string> explained = judge_ports_of(compute, findings);
+  for (std::string& slow : judge_port_rates(compute, thresholds, shape, findings)) {
+    explained.push_back(std::move(slow));
+  }
+  judge_gpu_reach(readings, compute_readings, shape, explained, findings);
   if (readings.expect_rnics) {
     const auto usable = usable_ports(compute);
     const int expected = *readings.expect_rnics;

@@ -20,7 +20,11 @@ namespace preflight {
 // - fabric: no NIC does (topology unknown, no GPU, or a layout without switches): the NICs
 //   whose fastest active port is on the node's majority link layer, whatever its rate, and the
 //   NICs whose every port is down unless those ports are all of another link layer.
-enum class NicRule { listed, gpu_switch, fabric };
+// With a node shape (node_shape.hpp) NICs of a transport the shape's fabric does not have are
+// not compute first, and without a visible PCIe tree the fabric rule keeps at most the shape's
+// count of compute ports, the fastest; a shape without an RDMA fabric has no compute NIC (rule
+// no_fabric).
+enum class NicRule { listed, gpu_switch, fabric, no_fabric };
 
 struct NicSelection {
   NicRule rule = NicRule::fabric;
@@ -33,7 +37,11 @@ struct NicSelection {
 };
 
 NicSelection select_compute_nics(const std::vector<RdmaNicReading>& devices,
-                                 const std::vector<std::string>& listed);
+                                 const std::vector<std::string>& listed,
+                                 const MachineShape* shape = nullptr);
+// Each device's role (rdma_fabric.hpp, nic_role) and the reason, as the run records them in
+// RdmaNicReading::role and ::role_reason.
+void assign_roles(RdmaReadings& readings, const Thresholds& thresholds);
 // "listed in --rdma-devices", "sharing a PCIe switch with a GPU", "on the InfiniBand fabric":
 // how the summary says which NICs were taken.
 std::string describe_rule(const NicSelection& selection);

@@ -172,16 +172,22 @@ std::vector<std::pair<std::string, int>> usable_ports(const std::vector<RdmaDevi
 
 namespace {
 
-// A device's first usable port: the endpoint of its NIC pairs and its GPUDirect transfer.
+// A device's first usable port: the endpoint of its NIC pairs and the row of its mesh cells.
 struct Endpoint {
   const RdmaDevice* device;
   const RdmaPort* port;
 };
 
+// A one-sided operation the device can start and take: with neither (some EFA devices) it can
+// move no verified bytes, so it gets no transfer.
+bool moves_bytes(const RdmaDevice& device) {
+  return device.rdma_write || device.rdma_read;
+}
+
 std::vector<Endpoint> endpoints_of(const std::vector<RdmaDevice>& devices) {
   std::vector<Endpoint> firsts;
   for (const RdmaDevice& device : devices) {
-    if (!device.error.empty()) continue;
+    if (!device.error.empty() || !moves_bytes(device)) continue;
     for (const RdmaPort& port : device.ports) {
       if (!port_usable(port)) continue;
       firsts.push_back({&device, &port});
@@ -191,14 +197,32 @@ std::vector<Endpoint> endpoints_of(const std::vector<RdmaDevice>& devices) {
   return firsts;
 }
 
-// The pair from -> to, or nothing when the two cannot connect (InfiniBand and RoCE).
+// A transfer between two ports of the same device (a loopback, a mesh cell).
+PlannedTransfer loopback_on(const RdmaDevice& device, const RdmaPort& port, std::string entity,
+                            const char* kind) {
+  PlannedTransfer t;
+  t.from_device = t.to_device = device.name;
+  t.from_port = t.to_port = port.port_num;
+  t.op = device.rdma_write ? RdmaOp::write : RdmaOp::read;
+  t.expected_gbps = rdma_port_rate(port);
+  t.entity = std::move(entity);
+  t.kind = kind;
+  return t;
+}
+
+// The pair from -> to, or nothing when the two cannot connect (InfiniBand and RoCE) or share no
+// one-sided operation (the sender starts it, the receiver's memory is its target).
 void add_pair(const Endpoint& from, const Endpoint& to, std::vector<PlannedTransfer>& plan) {
   if (from.device == to.device || is_ethernet(*from.port) != is_ethernet(*to.port)) return;
+  const bool write = from.device->rdma_write && to.device->rdma_write;
+  const bool read = from.device->rdma_read && to.device->rdma_read;
+  if (!write && !read) return;
   PlannedTransfer t;
   t.from_device = from.device->name;
   t.from_port = from.port->port_num;
   t.to_device = to.device->name;
   t.to_port = to.port->port_num;
+  t.op = write ? RdmaOp::write : RdmaOp::read;
   // An unknown rate (0) on either side leaves the pair unjudged, as min() keeps the 0.
   t.expected_gbps = std::min(rdma_port_rate(*from.port), rdma_port_rate(*to.port));
   t.entity = rdma_pair_entity(from.device->name, to.device->name);
@@ -206,50 +230,25 @@ void add_pair(const Endpoint& from, const Endpoint& to, std::vector<PlannedTrans
   plan.push_back(std::move(t));
 }
 
-// pairs == nullptr: every ordered pair, row-major.
-std::vector<PlannedTransfer> plan_of(const std::vector<RdmaDevice>& devices,
-                                     const std::vector<std::pair<int, int>>* pairs) {
-  std::vector<PlannedTransfer> plan;
-  for (const RdmaDevice& device : devices) {
-    if (!device.error.empty()) continue;
-    for (const RdmaPort& port : device.ports) {
-      if (!port_usable(port)) continue;
-      PlannedTransfer t;
-      t.from_device = t.to_device = device.name;
-      t.from_port = t.to_port = port.port_num;
-      t.expected_gbps = rdma_port_rate(port);
-      t.entity = rdma_port_entity(device.name, port.port_num);
-      t.kind = "loopback";
-      plan.push_back(std::move(t));
-    }
-  }
+// Where NIC `row` starts counting a part's cells: the position of its own cell (`own`) among
+// `cells`, else its row, so that NICs of unknown place still spread over the cells.
+int home_of(const std::vector<int>& cells, int own, int row) {
+  const auto at = std::find(cells.begin(), cells.end(), own);
+  if (own >= 0 && at != cells.end()) return static_cast<int>(at - cells.begin());
+  return row % static_cast<int>(cells.size());
+}
 
-  const std::vector<Endpoint> firsts = endpoints_of(devices);
-  if (pairs == nullptr) {
-    for (const Endpoint& from : firsts) {
-      for (const Endpoint& to : firsts) add_pair(from, to, plan);
-    }
-  } else {
-    const auto n = static_cast<int>(firsts.size());
-    for (const auto& [a, b] : *pairs) {
-      if (a < 0 || b < 0 || a >= n || b >= n) continue;
-      add_pair(firsts[static_cast<std::size_t>(a)], firsts[static_cast<std::size_t>(b)], plan);
-    }
+// The shifts of a part of `count` shifts that a run covers: `wanted`, or every one.
+std::vector<int> shifts_of(const std::optional<std::vector<int>>& wanted, int count) {
+  std::vector<int> out;
+  if (!wanted) {
+    for (int k = 0; k < count; ++k) out.push_back(k);
+    return out;
   }
-
-  for (const Endpoint& e : firsts) {
-    if (e.device->nearest_gpu < 0) continue;
-    PlannedTransfer t;
-    t.from_device = t.to_device = e.device->name;
-    t.from_port = t.to_port = e.port->port_num;
-    t.memory = RdmaMemory::gpu;
-    t.gpu_index = e.device->nearest_gpu;
-    t.expected_gbps = rdma_port_rate(*e.port);
-    t.entity = e.device->name;
-    t.kind = "gpudirect";
-    plan.push_back(std::move(t));
+  for (int k : *wanted) {
+    if (k >= 0 && k < count) out.push_back(k);
   }
-  return plan;
+  return out;
 }
 
 }  // namespace
@@ -258,19 +257,125 @@ std::string rdma_pair_entity(const std::string& from_device, const std::string& 
   return from_device + "-" + to_device;
 }
 
+std::string rdma_numa_entity(const std::string& device, int numa_node) {
+  return device + "-numa" + std::to_string(numa_node);
+}
+
+std::string rdma_gpu_entity(const std::string& device, int gpu_index) {
+  return device + "-gpu" + std::to_string(gpu_index);
+}
+
+int rdma_extra_loopbacks(const std::vector<RdmaDevice>& devices) {
+  int extra = 0;
+  for (const Endpoint& e : endpoints_of(devices)) {
+    for (const RdmaPort& port : e.device->ports) {
+      if (&port != e.port && port_usable(port)) ++extra;
+    }
+  }
+  return extra;
+}
+
 std::vector<std::string> rdma_pair_endpoints(const std::vector<RdmaDevice>& devices) {
   std::vector<std::string> names;
   for (const Endpoint& e : endpoints_of(devices)) names.push_back(e.device->name);
   return names;
 }
 
-std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices) {
-  return plan_of(devices, nullptr);
+std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices,
+                                            const RdmaMesh& mesh, const RdmaCoverage& coverage) {
+  std::vector<PlannedTransfer> plan;
+  const std::vector<Endpoint> firsts = endpoints_of(devices);
+  const bool numa_mesh = mesh.numa_nodes.size() >= 2;
+  const std::vector<int> numa_shifts = shifts_of(coverage.numa_shifts, mesh.host_cells());
+  const std::vector<int> gpu_shifts = shifts_of(coverage.gpu_shifts, mesh.gpu_cells());
+
+  for (std::size_t row = 0; row < firsts.size(); ++row) {
+    const RdmaDevice& device = *firsts[row].device;
+    const RdmaPort& first = *firsts[row].port;
+    for (int k : numa_shifts) {
+      if (!numa_mesh) {
+        plan.push_back(
+            loopback_on(device, first, rdma_port_entity(device.name, first.port_num), "loopback"));
+        continue;
+      }
+      const int home = home_of(mesh.numa_nodes, device.numa_node, static_cast<int>(row));
+      const int node = mesh.numa_nodes[static_cast<std::size_t>((home + k) % mesh.host_cells())];
+      PlannedTransfer t =
+          loopback_on(device, first, rdma_numa_entity(device.name, node), "loopback");
+      t.host_numa_node = node;
+      plan.push_back(std::move(t));
+    }
+    // A further port has no mesh of its own: its loopback shows the port, every run.
+    for (const RdmaPort& port : device.ports) {
+      if (&port == &first || !port_usable(port)) continue;
+      plan.push_back(
+          loopback_on(device, port, rdma_port_entity(device.name, port.port_num), "loopback"));
+    }
+  }
+
+  if (!coverage.pairs) {
+    for (const Endpoint& from : firsts) {
+      for (const Endpoint& to : firsts) add_pair(from, to, plan);
+    }
+  } else {
+    const auto n = static_cast<int>(firsts.size());
+    for (const auto& [a, b] : *coverage.pairs) {
+      if (a < 0 || b < 0 || a >= n || b >= n) continue;
+      add_pair(firsts[static_cast<std::size_t>(a)], firsts[static_cast<std::size_t>(b)], plan);
+    }
+  }
+
+  for (std::size_t row = 0; row < firsts.size() && mesh.gpu_cells() > 0; ++row) {
+    const RdmaDevice& device = *firsts[row].device;
+    const int home = home_of(mesh.gpus, device.nearest_gpu, static_cast<int>(row));
+    for (int k : gpu_shifts) {
+      const int gpu = mesh.gpus[static_cast<std::size_t>((home + k) % mesh.gpu_cells())];
+      PlannedTransfer t =
+          loopback_on(device, *firsts[row].port, rdma_gpu_entity(device.name, gpu), "gpudirect");
+      t.memory = RdmaMemory::gpu;
+      t.gpu_index = gpu;
+      plan.push_back(std::move(t));
+    }
+  }
+  return plan;
 }
 
-std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices,
-                                            const std::vector<std::pair<int, int>>& pairs) {
-  return plan_of(devices, &pairs);
+std::vector<int> parse_numa_node_list(const std::string& text) {
+  // The kernel's list format (Documentation/admin-guide/cputopology.rst): ranges "a-b" and
+  // single numbers, separated by commas, one line.
+  constexpr int kMostNodes = 256;
+  constexpr int kHighestNode = 4095;  // what the readings accept (rdma_readings.cpp)
+  std::vector<int> nodes;
+  std::size_t at = 0;
+  const std::size_t last_char = text.find_last_not_of(" \n");
+  const std::size_t end = last_char == std::string::npos ? 0 : last_char + 1;
+  const auto number = [&](int& out) {
+    const std::size_t from = at;
+    long value = 0;
+    while (at < end && text[at] >= '0' && text[at] <= '9' && value <= kHighestNode) {
+      value = value * 10 + (text[at++] - '0');
+    }
+    out = static_cast<int>(value);
+    return at > from && value <= kHighestNode;
+  };
+  while (at < end) {
+    int first = 0;
+    if (!number(first)) return {};
+    int last = first;
+    if (at < end && text[at] == '-') {
+      ++at;
+      if (!number(last) || last < first) return {};
+    }
+    if (last - first >= kMostNodes) return {};
+    for (int node = first; node <= last; ++node) {
+      if (!nodes.empty() && node <= nodes.back()) return {};  // listed in order, once
+      nodes.push_back(node);
+    }
+    if (static_cast<int>(nodes.size()) > kMostNodes) return {};
+    if (at < end && text[at++] != ',') return {};
+    if (at == end && text[end - 1] == ',') return {};
+  }
+  return nodes;
 }
 
 TransferClass classify_transfer(double gbps, double expected_gbps, double fail_fraction,

@@ -74,27 +74,80 @@ struct PlannedTransfer {
   RdmaMemory memory = RdmaMemory::host;
   int gpu_index = -1;        // GPUDirect: the NVML index of the GPU
   double expected_gbps = 0;  // the lower of the two ports' rates
-  std::string entity;        // "mlx5_0" (loopback, GPUDirect) or "mlx5_0-mlx5_3" (pair)
-  std::string kind;          // "loopback", "pair", "gpudirect"
+  // "mlx5_0" (loopback), "mlx5_0-numa1" (loopback into NUMA node 1's memory), "mlx5_0-gpu3"
+  // (GPUDirect with gpu3) or "mlx5_0-mlx5_3" (pair)
+  std::string entity;
+  std::string kind;  // "loopback", "pair", "gpudirect"
+  // Last, so that a transfer written as a braced list before the mesh still means the same.
+  int host_numa_node = -1;    // host memory bound to this NUMA node (the loopback mesh); -1: any
+  RdmaOp op = RdmaOp::write;  // read where the device offers no RDMA write (EFA)
 };
-// The transfers of one run over the usable ports (usable_ports()): a loopback per port (entity
-// "mlx5_0", "mlx5_0:2" for a port other than 1), every ordered pair of distinct devices over
-// each device's first usable port (row-major in device order; devices whose first usable ports
-// differ in link layer are not paired, as InfiniBand and RoCE cannot connect), and a GPUDirect
-// loopback on the first usable port of each device with a nearest GPU (with its CUDA ordinal
-// looked up by the caller). Ordered as listed.
-std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices);
-// The same with only some NIC pairs, for a run that covers a step of the pair rotation
-// (rdma_plan.hpp): `pairs` are (from, to) indices into rdma_pair_endpoints(devices), planned in
-// the order given (pairs that cannot connect, or indices out of range, are left out). Loopbacks
-// and GPUDirect are planned as above, every run.
+
+// The loopback mesh of ByteDance's MegaScale (NSDI '24, its intra-host loopback test): each
+// compute NIC writes to itself through host memory on every NUMA node and through every GPU's
+// memory, not only its own socket's and its nearest GPU's, so a weak PCIe path between a NIC and
+// a far GPU or socket shows on that path. The mesh's cells are planned over each NIC's first
+// usable port, like its pairs.
+struct RdmaMesh {
+  // The host's NUMA nodes (/sys/devices/system/node/online). Fewer than two: one loopback per
+  // NIC into host memory wherever the kernel places it (-1), as on a one-socket host there is no
+  // other memory to reach.
+  std::vector<int> numa_nodes;
+  // The GPUs CUDA can use, by NVML index: a GPUDirect cell per NIC and GPU.
+  std::vector<int> gpus;
+
+  // Host-memory cells per NIC: the NUMA nodes, or one.
+  int host_cells() const {
+    return numa_nodes.size() >= 2 ? static_cast<int>(numa_nodes.size()) : 1;
+  }
+  int gpu_cells() const { return static_cast<int>(gpus.size()); }
+};
+
+// What one run covers of each part; nullopt: all of it. Each part is cut into shifts the way the
+// NIC pairs are (model/pair_rotation.hpp), so that a shift gives every NIC one cell:
+// - pairs: (from, to) indices into rdma_pair_endpoints(devices), planned in the order given
+//   (pairs that cannot connect, or indices out of range, are left out);
+// - numa_shifts: shift k takes NIC i into the k-th NUMA node counted from its own (its
+//   device's numa_node; the i-th where that is unknown), so shift 0 is the NIC's own socket;
+// - gpu_shifts: shift k takes NIC i to the k-th GPU counted from its nearest (the i-th where
+//   that is unknown or not usable), so shift 0 is the GPU NCCL would pair it with.
+// Shifts out of range are left out.
+struct RdmaCoverage {
+  std::optional<std::vector<std::pair<int, int>>> pairs;
+  std::optional<std::vector<int>> numa_shifts;
+  std::optional<std::vector<int>> gpu_shifts;
+};
+
+// The transfers of one run over the devices' usable ports (usable_ports()), in this order:
+// - per device, the loopbacks into host memory of its first usable port (one per NUMA node
+//   covered, "mlx5_0-numa1"; on a host of one NUMA node the single "mlx5_0", or "mlx5_0:2"
+//   when port 2 is the first usable), then a loopback per further usable port ("mlx5_0:2", host
+//   memory anywhere, every run);
+// - the ordered pairs of distinct devices over each one's first usable port (every pair
+//   row-major in device order, or coverage.pairs); devices whose first usable ports differ in
+//   link layer are not paired, as InfiniBand and RoCE cannot connect;
+// - per device, the GPUDirect loopbacks of its first usable port with each GPU covered
+//   ("mlx5_0-gpu3").
+// Each transfer writes where its devices offer RDMA write and reads where they offer only RDMA
+// read (EFA); a device with neither gets no transfer, and is no endpoint of a pair.
 std::vector<PlannedTransfer> plan_transfers(const std::vector<RdmaDevice>& devices,
-                                            const std::vector<std::pair<int, int>>& pairs);
-// The endpoints of the NIC pairs: the devices with a usable port (and no error), in order; the
-// pair rotation's endpoint i is the i-th of them.
+                                            const RdmaMesh& mesh,
+                                            const RdmaCoverage& coverage = {});
+// Usable ports beyond the first of each device plan_transfers() plans for: a loopback each, every
+// run.
+int rdma_extra_loopbacks(const std::vector<RdmaDevice>& devices);
+// The endpoints of the NIC pairs and the rows of the mesh: the devices with a usable port (no
+// error, and RDMA write or read), in order; the rotations' NIC i is the i-th of them.
 std::vector<std::string> rdma_pair_endpoints(const std::vector<RdmaDevice>& devices);
 // The entity of a NIC pair's findings and metrics: "mlx5_0-mlx5_3", sender first.
 std::string rdma_pair_entity(const std::string& from_device, const std::string& to_device);
+// The entities of the mesh's cells: "mlx5_0-numa1", "mlx5_0-gpu3".
+std::string rdma_numa_entity(const std::string& device, int numa_node);
+std::string rdma_gpu_entity(const std::string& device, int gpu_index);
+
+// The host's NUMA nodes from the text of /sys/devices/system/node/online ("0-1", "0,2-3\n"), in
+// order; empty for text that is not such a list, or lists more than 256 nodes or any above 4095.
+std::vector<int> parse_numa_node_list(const std::string& text);
 
 // --- Classification -------------------------------------------------------------------------
 enum class TransferClass { ok, warn, fail };

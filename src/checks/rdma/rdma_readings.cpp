@@ -1,5 +1,6 @@
 #include "checks/rdma/rdma_readings.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <set>
@@ -51,6 +52,16 @@ Json device_json(const RdmaNicReading& r) {
   if (r.gpu_affinity != GpuAffinity::unknown) {
     j["gpu_affinity"] = gpu_affinity_name(r.gpu_affinity);
   }
+  j["transport"] = rdma_transport(d);
+  if (!d.rdma_write || !d.rdma_read) {
+    Json ops = Json::array();
+    if (d.rdma_write) ops.push_back("write");
+    if (d.rdma_read) ops.push_back("read");
+    j["operations"] = std::move(ops);
+  }
+  if (!d.bond_members.empty()) j["bond_members"] = d.bond_members;
+  if (!r.role.empty()) j["role"] = r.role;
+  if (!r.role_reason.empty()) j["role_reason"] = r.role_reason;
   Json ports = Json::array();
   for (const RdmaPort& p : d.ports) ports.push_back(port_json(p));
   j["ports"] = std::move(ports);
@@ -69,12 +80,15 @@ Json transfer_json(const RdmaTransferReading& t) {
   j["to_port"] = p.to_port;
   j["memory"] = p.memory == RdmaMemory::gpu ? "gpu" : "host";
   if (p.memory == RdmaMemory::gpu && p.gpu_index >= 0) j["gpu"] = gpu_entity(p.gpu_index);
+  if (p.memory == RdmaMemory::host && p.host_numa_node >= 0) j["numa_node"] = p.host_numa_node;
+  j["op"] = p.op == RdmaOp::read ? "read" : "write";
   j["expected_gbps"] = p.expected_gbps;
   j["connected"] = r.connected;
   j["gbps"] = r.gbps;
   j["verified"] = r.verified;
   j["bad_bytes"] = r.bad_bytes;
   if (!r.registration.empty()) j["registration"] = r.registration;
+  if (!r.queue_pair.empty()) j["queue_pair"] = r.queue_pair;
   if (!r.error.empty()) j["error"] = r.error;
   if (r.timed_out) j["timed_out"] = true;
   if (t.injected_slow_factor) j["injected_slow_factor"] = *t.injected_slow_factor;
@@ -140,6 +154,24 @@ RdmaNicReading device_of(const Fields& f) {
     }
     r.gpu_affinity = *parsed;
   }
+  d.transport = f.text("transport");
+  if (!d.transport.empty() && d.transport != "ib" && d.transport != "roce" &&
+      d.transport != "efa") {
+    f.fail("transport", "expected \"ib\", \"roce\" or \"efa\", got \"" + d.transport + "\"");
+  }
+  if (f.find("operations") != nullptr) {
+    const std::vector<std::string> ops = f.texts("operations");
+    for (const std::string& op : ops) {
+      if (op != "write" && op != "read") {
+        f.fail("operations", "expected \"write\" and/or \"read\", got \"" + op + "\"");
+      }
+    }
+    d.rdma_write = std::find(ops.begin(), ops.end(), "write") != ops.end();
+    d.rdma_read = std::find(ops.begin(), ops.end(), "read") != ops.end();
+  }
+  d.bond_members = f.texts("bond_members");
+  r.role = f.text("role");
+  r.role_reason = f.text("role_reason");
   std::set<int> seen;
   for (const Fields& p : f.objects("ports")) {
     d.ports.push_back(port_of(p));
@@ -175,6 +207,13 @@ RdmaTransferReading transfer_of(const Fields& f) {
     f.fail("memory", "expected \"host\" or \"gpu\", got \"" + memory + "\"");
   }
   p.gpu_index = gpu_index_of(f, "gpu");
+  p.host_numa_node = small_int(f, "numa_node", -1, 4095).value_or(-1);
+  const std::string op = f.text("op");
+  if (op == "read") {
+    p.op = RdmaOp::read;
+  } else if (!op.empty() && op != "write") {
+    f.fail("op", "expected \"write\" or \"read\", got \"" + op + "\"");
+  }
   p.expected_gbps = rate_field(f, "expected_gbps");
   r.gbps = f.number("gbps").value_or(0.0);
   r.error = f.text("error");
@@ -184,6 +223,7 @@ RdmaTransferReading transfer_of(const Fields& f) {
   r.verified = f.flag("verified").value_or(ok);
   r.bad_bytes = f.count("bad_bytes").value_or(0);
   r.registration = f.text("registration");
+  r.queue_pair = f.text("queue_pair");
   if (const auto factor = f.number("injected_slow_factor")) {
     if (!(*factor > 0 && *factor <= 1))
       f.fail("injected_slow_factor", "expected a share in (0, 1]");
@@ -194,6 +234,15 @@ RdmaTransferReading transfer_of(const Fields& f) {
 
 }  // namespace
 
+std::string rdma_transport(const RdmaDevice& d) {
+  if (!d.transport.empty()) return d.transport;
+  for (const RdmaPort& p : d.ports) {
+    if (p.link_layer == "InfiniBand") return "ib";
+    if (p.link_layer == "Ethernet") return "roce";
+  }
+  return "";
+}
+
 void to_json(Json& j, const RdmaReadings& readings) {
   j = Json::object();
   Json devices = Json::array();
@@ -201,6 +250,7 @@ void to_json(Json& j, const RdmaReadings& readings) {
   j["devices"] = std::move(devices);
   Json expect = Json::object();
   if (readings.expect_rnics) expect["rnics"] = *readings.expect_rnics;
+  if (readings.gpus) j["gpus"] = *readings.gpus;
   if (!readings.rdma_devices.empty()) expect["rdma_devices"] = readings.rdma_devices;
   j["expect"] = std::move(expect);
   Json transfers = Json::array();
@@ -219,6 +269,7 @@ void from_json(const Json& j, RdmaReadings& readings) {
       d.fail("name", "device " + out.devices.back().device.name + " is listed twice");
     }
   }
+  out.gpus = small_int(f, "gpus", 0, 1024);
   if (const auto expect = f.object("expect")) {
     out.expect_rnics = small_int(*expect, "rnics", 0, 256);
     out.rdma_devices = expect->texts("rdma_devices");

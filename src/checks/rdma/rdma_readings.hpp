@@ -25,6 +25,11 @@ namespace preflight {
 struct RdmaNicReading {
   RdmaDevice device;
   GpuAffinity gpu_affinity = GpuAffinity::unknown;  // to device.nearest_gpu
+  // What the run took the NIC for ("compute", "storage", "management", "unknown") and why
+  // (select_compute_nics, rdma_judge.hpp): recorded for the reader; `judge` works the roles out
+  // again from the rest of the readings and the node shape in effect.
+  std::string role;
+  std::string role_reason;
 };
 
 // One transfer run (or started and abandoned: result.timed_out).
@@ -39,10 +44,15 @@ struct RdmaTransferReading {
 struct RdmaReadings {
   std::vector<RdmaNicReading> devices;         // in the order libibverbs lists them
   std::optional<int> expect_rnics;             // --expect-rnics
+  std::optional<int> gpus;  // the node's GPUs, for what each GPU reaches; nullopt: not recorded
   std::vector<std::string> rdma_devices;       // --rdma-devices; empty: not given
   std::vector<RdmaTransferReading> transfers;  // in the order run
   std::size_t transfers_not_run = 0;           // planned, but the check's time ran out first
 };
+
+// "ib", "roce" or "efa": the engine's word (RdmaDevice::transport), else the link layer of the
+// first port that has one (InfiniBand: ib, Ethernet: roce); "" when neither tells.
+std::string rdma_transport(const RdmaDevice& device);
 
 void to_json(nlohmann::ordered_json& j, const RdmaReadings& readings);
 // Throws InvalidInput naming the field ("devices[2].ports[0].rate_gbps: expected a number, ...").

@@ -8,22 +8,16 @@ namespace preflight {
 
 const ThresholdSpecs& rdma_thresholds() {
   static const ThresholdSpecs specs = {
-      // RDMA. min_port_gbps is the node's NIC configuration, not the GPU's: the SKU values are
-      // the DGX reference nodes' NICs (docs/thresholds.md), other fabrics override them.
-      {"rdma.min_port_gbps",
-       "Gb/s",
-       "every active RDMA port must run at least this rate, Gb/s (0: no minimum)",
-       0,
-       3200,
-       false,
-       0,
-       {},
-       false,
-       nullptr,
-       {{"a100-sxm4-40gb", 200},
-        {"a100-sxm4-80gb", 200},
-        {"h100-sxm5-80gb", 400},
-        {"h200-sxm-141gb", 400}}},
+      // RDMA. min_port_gbps is a site's floor for every compute port (0: none). The rate a port
+      // should have comes from the node shape (node_shape.hpp) or its siblings, not from the GPU
+      // model: an H100 node may have 400 Gb/s InfiniBand or 100 Gb/s EFA (docs/thresholds.md).
+      {"rdma.min_port_gbps", "Gb/s",
+       "every active compute RDMA port must run at least this rate, Gb/s (0: no minimum)", 0,
+       3200, false, 0},
+      {"rdma.sibling_fraction", "fraction",
+       "a compute RDMA port below this share of the median rate of its sibling compute ports "
+       "(same transport) fails RDMA_PORT_SLOW",
+       0, 1, false, 0.75},
       {"rdma.fail_fraction", "fraction",
        "an RDMA transfer's Gb/s below this share of the expected port rate fails", 0, 1, false,
        0.75},

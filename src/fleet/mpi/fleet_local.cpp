@@ -55,6 +55,7 @@ LocalOutcome run_local_checks(FleetRun& run) {
     settings.expect.gpus = args.expect_gpus;
     settings.deadline = run.at(run.timing.local_s);
     settings.thresholds_path = args.thresholds_path;
+    settings.node_shape = args.node_shape;
     settings.options = args.check_options;
     const FaultPlan no_faults;
     Runner runner(run.engines.view(), no_faults);

@@ -1,6 +1,7 @@
 // The rdma check end to end without RDMA hardware: inventory against expectations, the NIC's
-// PCIe link, loopback, NIC pairs and GPUDirect through a fake engine, fault injection by NIC
-// name, and the paths of a node without RDMA.
+// PCIe link, loopback, NIC pairs and the GPUDirect mesh through a fake engine, fault injection by
+// NIC name, and the paths of a node without RDMA. The runs are on a host of one NUMA node (the
+// tests' empty sysfs, tests/support/no-sysfs); the NUMA mesh is test_rdma_mesh_check.cpp's.
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -28,14 +29,17 @@ struct RdmaOutcome {
   int abandoned = 0;
 };
 
+// The standard profile unless told: every pair and the whole mesh every run (quick rotates them,
+// test_rdma_plan.cpp), so that a test sees every transfer a NIC is part of.
 RdmaOutcome run_rdma(test::FakeRdmaEngine& engine, const std::vector<std::string>& fault_specs = {},
                      const std::vector<std::pair<std::string, std::string>>& options = {},
-                     NodeReading node = test::healthy_node(4), std::chrono::seconds timeout = 60s) {
+                     NodeReading node = test::healthy_node(4), std::chrono::seconds timeout = 60s,
+                     Profile profile = Profile::standard) {
   CheckRegistry registry;
   register_builtin_checks(registry);
   CheckOptions opts;
   for (const auto& [k, v] : options) opts.set(k, v);
-  const auto plan = plan_checks(registry, Profile::quick, {"rdma"}, opts);
+  const auto plan = plan_checks(registry, profile, {"rdma"}, opts);
   std::vector<InjectedFault> faults;
   for (const auto& spec : fault_specs) faults.push_back(parse_fault(spec, registry.fault_kinds()));
   FaultPlan fault_plan(faults);
@@ -46,6 +50,7 @@ RdmaOutcome run_rdma(test::FakeRdmaEngine& engine, const std::vector<std::string
   RunState state(skeleton, plan, false);
   RunSettings settings;
   settings.threshold_specs = preflight::test::builtin_threshold_specs();
+  settings.profile = profile;
   settings.deadline = SteadyClock::now() + timeout;
   settings.options = opts;
   Runner runner(backend.engines(), fault_plan);
@@ -62,27 +67,29 @@ RdmaOutcome run_rdma(test::FakeRdmaEngine& engine, const std::vector<std::string
 
 }  // namespace
 
-TEST_CASE("rdma check: four healthy NDR NICs pass: loopbacks, every pair, GPUDirect") {
+TEST_CASE("rdma check: four healthy NDR NICs pass: loopbacks, every pair, the GPUDirect mesh") {
   test::FakeRdmaEngine engine(4, true);
   const auto o = run_rdma(engine, {}, {{"--expect-rnics", "4"}});
   INFO(o.rdma.summary);
   CHECK(o.rdma.status == Status::pass);
   CHECK(o.rdma.findings.empty());
-  CHECK(engine.jobs().size() == 4 + 12 + 4);
+  CHECK(engine.jobs().size() == 4 + 12 + 4 * 4);
   CHECK(has_metric(o.rdma, "mlx5_0.rate_gbps"));
   CHECK(has_metric(o.rdma, "mlx5_2.loopback_gbps"));
   CHECK(has_metric(o.rdma, "mlx5_0-mlx5_3.pair_gbps"));
-  CHECK(has_metric(o.rdma, "mlx5_1.gpudirect_gbps"));
-  CHECK(has_metric(o.rdma, "mlx5_1.gpudirect_dmabuf"));
-  CHECK_THAT(o.rdma.summary, Catch::Contains("GPUDirect by dma-buf on 4, by peer memory on 0"));
-  int gpu_jobs = 0;
+  CHECK(has_metric(o.rdma, "mlx5_1-gpu1.gpudirect_gbps"));  // its nearest GPU
+  CHECK(has_metric(o.rdma, "mlx5_1-gpu3.gpudirect_gbps"));  // a far one
+  CHECK(has_metric(o.rdma, "mlx5_1-gpu1.gpudirect_dmabuf"));
+  CHECK_THAT(o.rdma.summary,
+             Catch::Contains("GPUDirect by dma-buf on 16, by peer memory on 0 paths"));
+  std::set<std::pair<std::string, int>> cells;
   for (const auto& j : engine.jobs()) {
-    if (j.memory == RdmaMemory::gpu) {
-      ++gpu_jobs;
-      CHECK(j.gpu_cuda_ordinal >= 0);
-    }
+    if (j.memory != RdmaMemory::gpu) continue;
+    CHECK(j.gpu_cuda_ordinal >= 0);
+    CHECK(j.from_device == j.to_device);
+    cells.insert({j.from_device, j.gpu_cuda_ordinal});
   }
-  CHECK(gpu_jobs == 4);
+  CHECK(cells.size() == 16);  // every NIC with every GPU, once
 }
 
 TEST_CASE("rdma check: a node without RDMA skips, unless NICs are expected") {
@@ -120,17 +127,19 @@ TEST_CASE("rdma check: rdma-down fails the NIC and the count; rdma-slow its tran
     CHECK(findings(o.rdma) ==
           std::set<std::string>{"RDMA_PORT_DOWN@mlx5_2", "RDMA_COUNT_MISMATCH@node"});
     for (const auto& f : o.rdma.findings) CHECK(f.injected);
-    // Transfers run only over the usable ports: 3 loopbacks and 6 pairs.
-    CHECK(engine.jobs().size() == 3 + 6);
+    // Transfers run only over the usable ports: 3 loopbacks, 6 pairs, 3 NICs x 4 GPUs.
+    CHECK(engine.jobs().size() == 3 + 6 + 12);
   }
   SECTION("slow") {
     test::FakeRdmaEngine engine(3);
     const auto o = run_rdma(engine, {"rdma-slow:0.5@nic=mlx5_1"});
-    CHECK(findings(o.rdma) == std::set<std::string>{"RDMA_BANDWIDTH_LOW@mlx5_1",
-                                                    "RDMA_BANDWIDTH_LOW@mlx5_0-mlx5_1",
-                                                    "RDMA_BANDWIDTH_LOW@mlx5_1-mlx5_0",
-                                                    "RDMA_BANDWIDTH_LOW@mlx5_1-mlx5_2",
-                                                    "RDMA_BANDWIDTH_LOW@mlx5_2-mlx5_1"});
+    CHECK(findings(o.rdma) ==
+          std::set<std::string>{
+              "RDMA_BANDWIDTH_LOW@mlx5_1", "RDMA_BANDWIDTH_LOW@mlx5_0-mlx5_1",
+              "RDMA_BANDWIDTH_LOW@mlx5_1-mlx5_0", "RDMA_BANDWIDTH_LOW@mlx5_1-mlx5_2",
+              "RDMA_BANDWIDTH_LOW@mlx5_2-mlx5_1", "RDMA_BANDWIDTH_LOW@mlx5_1-gpu0",
+              "RDMA_BANDWIDTH_LOW@mlx5_1-gpu1", "RDMA_BANDWIDTH_LOW@mlx5_1-gpu2",
+              "RDMA_BANDWIDTH_LOW@mlx5_1-gpu3"});
     for (const auto& f : o.rdma.findings) CHECK(f.injected);
   }
   SECTION("a NIC the node does not have: the drill fails loudly") {
@@ -188,8 +197,8 @@ TEST_CASE("rdma check: a storage NIC with a port down is reported, left out, and
   INFO(o.rdma.summary);
   CHECK(o.rdma.status == Status::pass);
   CHECK(findings(o.rdma) == std::set<std::string>{"RDMA_NIC_NOT_COMPUTE@mlx5_4"});
-  // No transfer touches it: 4 loopbacks, 12 pairs, 4 GPUDirect over the compute NICs.
-  CHECK(engine.jobs().size() == 4 + 12 + 4);
+  // No transfer touches it: 4 loopbacks, 12 pairs, 16 GPUDirect over the compute NICs.
+  CHECK(engine.jobs().size() == 4 + 12 + 16);
   for (const auto& j : engine.jobs()) {
     CHECK(j.from_device != "mlx5_4");
     CHECK(j.to_device != "mlx5_4");
@@ -202,7 +211,7 @@ TEST_CASE("rdma check: a storage NIC with a port down is reported, left out, and
   CHECK(r["devices"].size() == 5);
   CHECK(r["devices"][4]["ports"][1]["phys_state"] == "Disabled");
   CHECK(r["expect"]["rnics"] == 4);
-  CHECK(r["transfers"].size() == 20);
+  CHECK(r["transfers"].size() == 32);
 }
 
 TEST_CASE("rdma check: --rdma-devices names the compute NICs, each of which must exist") {
@@ -213,7 +222,7 @@ TEST_CASE("rdma check: --rdma-devices names the compute NICs, each of which must
     CHECK(findings(o.rdma) ==
           std::set<std::string>{"RDMA_NIC_NOT_COMPUTE@mlx5_2", "RDMA_NIC_NOT_COMPUTE@mlx5_3"});
     CHECK(o.rdma.status == Status::pass);
-    CHECK(engine.jobs().size() == 2 + 2);
+    CHECK(engine.jobs().size() == 2 + 2 + 2 * 4);
     CHECK_THAT(o.rdma.summary, Catch::Contains("2 compute (listed in --rdma-devices)"));
   }
   SECTION("a name the node does not have fails") {
@@ -301,7 +310,7 @@ TEST_CASE("rdma check: connection failures, GPUDirect, corruption and hangs") {
   SECTION("a NIC that cannot connect fails every transfer it is part of") {
     test::FakeRdmaEngine engine(2);
     engine.no_connect = {"mlx5_1"};
-    const auto got = findings(run_rdma(engine).rdma);
+    const auto got = findings(run_rdma(engine, {}, {}, test::no_gpu_node()).rdma);
     CHECK(got == std::set<std::string>{"RDMA_CONNECT_FAILED@mlx5_1",
                                        "RDMA_CONNECT_FAILED@mlx5_0-mlx5_1",
                                        "RDMA_CONNECT_FAILED@mlx5_1-mlx5_0"});
@@ -309,19 +318,21 @@ TEST_CASE("rdma check: connection failures, GPUDirect, corruption and hangs") {
   SECTION("GPUDirect that cannot register GPU memory is reported, a warning") {
     test::FakeRdmaEngine engine(2, true);
     engine.no_gpudirect = {"mlx5_0"};
-    const auto o = run_rdma(engine);
-    CHECK(findings(o.rdma) == std::set<std::string>{"RDMA_GPUDIRECT_UNAVAILABLE@mlx5_0"});
+    const auto o = run_rdma(engine, {}, {}, test::healthy_node(2));
+    CHECK(findings(o.rdma) == std::set<std::string>{"RDMA_GPUDIRECT_UNAVAILABLE@mlx5_0-gpu0",
+                                                    "RDMA_GPUDIRECT_UNAVAILABLE@mlx5_0-gpu1"});
     CHECK(o.rdma.status == Status::warn);
   }
   SECTION("bytes changed in flight") {
     test::FakeRdmaEngine engine(1);
     engine.corrupting = {"mlx5_0"};
-    CHECK(findings(run_rdma(engine).rdma) == std::set<std::string>{"RDMA_DATA_MISMATCH@mlx5_0"});
+    CHECK(findings(run_rdma(engine, {}, {}, test::healthy_node(1)).rdma) ==
+          std::set<std::string>{"RDMA_DATA_MISMATCH@mlx5_0", "RDMA_DATA_MISMATCH@mlx5_0-gpu0"});
   }
   SECTION("a transfer that never returns") {
     test::FakeRdmaEngine engine(1);
     engine.hanging = {"mlx5_0"};
-    const auto o = run_rdma(engine, {}, {}, test::healthy_node(1), 20s);
+    const auto o = run_rdma(engine, {}, {}, test::healthy_node(1), 20s, Profile::quick);
     CHECK(findings(o.rdma).count("RDMA_TIMEOUT@mlx5_0") == 1);
     CHECK(o.abandoned >= 1);
     engine.release();

@@ -19,9 +19,12 @@ using preflight::nearest_gpu;
 using preflight::PlannedTransfer;
 using preflight::PortIssue;
 using preflight::PortJudgement;
+using preflight::rdma_extra_loopbacks;
 using preflight::RdmaDevice;
 using preflight::RdmaExpectations;
 using preflight::RdmaMemory;
+using preflight::RdmaMesh;
+using preflight::RdmaOp;
 using preflight::RdmaPort;
 using preflight::TransferClass;
 
@@ -289,42 +292,60 @@ TEST_CASE("rdma math: usable_ports") {
   CHECK(preflight::usable_ports(healthy_rdma_node(8)).size() == 8);
 }
 
+namespace {
+
+// GPUs 0..n-1, all usable by CUDA, on a host of one NUMA node: one loopback per port.
+RdmaMesh gpus_mesh(int n) {
+  RdmaMesh mesh;
+  for (int i = 0; i < n; ++i) mesh.gpus.push_back(i);
+  return mesh;
+}
+
+}  // namespace
+
 TEST_CASE("rdma math: plan_transfers") {
   SECTION("one device: a loopback and a GPUDirect loopback") {
-    const auto plan = preflight::plan_transfers(healthy_rdma_node(1));
+    const auto plan = preflight::plan_transfers(healthy_rdma_node(1), gpus_mesh(1));
     REQUIRE(plan.size() == 2);
     CHECK(plan[0].kind == "loopback");
     CHECK(plan[0].entity == "mlx5_0");
     CHECK(plan[0].from_device == "mlx5_0");
     CHECK(plan[0].to_device == "mlx5_0");
     CHECK(plan[0].memory == RdmaMemory::host);
+    CHECK(plan[0].host_numa_node == -1);  // one NUMA node: wherever the kernel places it
     CHECK(plan[0].gpu_index == -1);
+    CHECK(plan[0].op == RdmaOp::write);
     CHECK(plan[0].expected_gbps == 400);
     CHECK(plan[1].kind == "gpudirect");
-    CHECK(plan[1].entity == "mlx5_0");
+    CHECK(plan[1].entity == "mlx5_0-gpu0");
     CHECK(plan[1].memory == RdmaMemory::gpu);
     CHECK(plan[1].gpu_index == 0);
     CHECK(plan[1].expected_gbps == 400);
   }
-  SECTION("two devices: 2 loopbacks, 2 pairs, 2 GPUDirect") {
-    const auto plan = preflight::plan_transfers(healthy_rdma_node(2));
-    REQUIRE(plan.size() == 6);
+  SECTION("two devices: 2 loopbacks, 2 pairs, each NIC with both GPUs, its nearest first") {
+    const auto plan = preflight::plan_transfers(healthy_rdma_node(2), gpus_mesh(2));
+    REQUIRE(plan.size() == 2 + 2 + 4);
     CHECK(plan[2].kind == "pair");
     CHECK(plan[2].entity == "mlx5_0-mlx5_1");
     CHECK(plan[2].from_device == "mlx5_0");
     CHECK(plan[2].to_device == "mlx5_1");
     CHECK(plan[3].entity == "mlx5_1-mlx5_0");
     CHECK(plan[4].kind == "gpudirect");
-    CHECK(plan[5].gpu_index == 1);
+    std::vector<std::string> cells;
+    for (std::size_t i = 4; i < plan.size(); ++i) cells.push_back(plan[i].entity);
+    CHECK(cells ==
+          std::vector<std::string>{"mlx5_0-gpu0", "mlx5_0-gpu1", "mlx5_1-gpu1", "mlx5_1-gpu0"});
   }
-  SECTION("four devices: 4 loopbacks, 12 ordered pairs row-major, GPUDirect where a GPU is near") {
+  SECTION("four devices: 4 loopbacks, 12 ordered pairs row-major, every usable GPU per NIC") {
     auto devices = healthy_rdma_node(4);
-    devices[2].nearest_gpu = -1;  // no GPU on this NIC's side
-    const auto plan = preflight::plan_transfers(devices);
-    REQUIRE(plan.size() == 4 + 12 + 3);
+    devices[2].nearest_gpu = -1;  // no GPU located near this NIC
+    RdmaMesh mesh;
+    mesh.gpus = {0, 1, 3};  // CUDA cannot use gpu2
+    const auto plan = preflight::plan_transfers(devices, mesh);
+    REQUIRE(plan.size() == 4 + 12 + 4 * 3);
     CHECK(count_kind(plan, "loopback") == 4);
     CHECK(count_kind(plan, "pair") == 12);
-    CHECK(count_kind(plan, "gpudirect") == 3);
+    CHECK(count_kind(plan, "gpudirect") == 12);
     const std::vector<std::string> pairs = {"mlx5_0-mlx5_1", "mlx5_0-mlx5_2", "mlx5_0-mlx5_3",
                                             "mlx5_1-mlx5_0", "mlx5_1-mlx5_2", "mlx5_1-mlx5_3",
                                             "mlx5_2-mlx5_0", "mlx5_2-mlx5_1", "mlx5_2-mlx5_3",
@@ -332,32 +353,35 @@ TEST_CASE("rdma math: plan_transfers") {
     for (std::size_t i = 0; i < pairs.size(); ++i) CHECK(plan[4 + i].entity == pairs[i]);
     for (std::size_t i = 0; i < 4; ++i) CHECK(plan[i].kind == "loopback");
     CHECK(plan[16].gpu_index == 0);
-    CHECK(plan[17].gpu_index == 1);
-    CHECK(plan[18].gpu_index == 3);
-    CHECK(plan[18].entity == "mlx5_3");
+    // mlx5_2's place is unknown: it starts at the usable GPUs' third, gpu3.
+    CHECK(plan[22].entity == "mlx5_2-gpu3");
+    // mlx5_3's nearest is gpu3: first, then the others in order.
+    CHECK(plan[25].entity == "mlx5_3-gpu3");
+    CHECK(plan[26].entity == "mlx5_3-gpu0");
   }
-  SECTION("eight 400 Gb/s devices: 8 + 56 + 8") {
-    CHECK(preflight::plan_transfers(healthy_rdma_node(8)).size() == 8 + 56 + 8);
+  SECTION("eight 400 Gb/s devices and eight GPUs: 8 + 56 + 64") {
+    CHECK(preflight::plan_transfers(healthy_rdma_node(8), gpus_mesh(8)).size() == 8 + 56 + 64);
   }
   SECTION("a pair expects the lower of its two ports' rates") {
     auto devices = healthy_rdma_node(2);
     devices[1].ports[0].active_speed = kSpeedHdr;  // 200 Gb/s
-    const auto plan = preflight::plan_transfers(devices);
-    REQUIRE(plan.size() == 6);
+    const auto plan = preflight::plan_transfers(devices, {});
+    REQUIRE(plan.size() == 4);
     CHECK(plan[0].expected_gbps == 400);
     CHECK(plan[1].expected_gbps == 200);
     CHECK(plan[2].expected_gbps == 200);
     CHECK(plan[3].expected_gbps == 200);
     // An unknown rate on either side leaves the pair unjudged (0).
     devices[1].ports[0].active_speed = 3;
-    CHECK(preflight::plan_transfers(devices)[2].expected_gbps == 0);
+    CHECK(preflight::plan_transfers(devices, {})[2].expected_gbps == 0);
   }
-  SECTION("two-port devices: a loopback per port, pairs and GPUDirect over the first") {
+  SECTION("two-port devices: a loopback per port, pairs and the GPU mesh over the first") {
     std::vector<RdmaDevice> devices = {device("mlx5_0", {ib_port(1), ib_port(2)}, 0),
                                        device("mlx5_1", {ib_port(1), ib_port(2)}, 1)};
     devices[1].ports[0].state = "DOWN";  // mlx5_1's first usable port is 2
-    const auto plan = preflight::plan_transfers(devices);
-    REQUIRE(plan.size() == 3 + 2 + 2);
+    const auto plan = preflight::plan_transfers(devices, gpus_mesh(2));
+    REQUIRE(plan.size() == 3 + 2 + 4);
+    CHECK(rdma_extra_loopbacks(devices) == 1);
     CHECK(plan[0].entity == "mlx5_0");
     CHECK(plan[1].entity == "mlx5_0:2");
     CHECK(plan[1].from_port == 2);
@@ -368,24 +392,24 @@ TEST_CASE("rdma math: plan_transfers") {
     CHECK(plan[3].to_port == 2);
     CHECK(plan[4].from_port == 2);
     CHECK(plan[4].to_port == 1);
-    CHECK(plan[6].kind == "gpudirect");
-    CHECK(plan[6].entity == "mlx5_1");
-    CHECK(plan[6].from_port == 2);
+    CHECK(plan[7].kind == "gpudirect");
+    CHECK(plan[7].entity == "mlx5_1-gpu1");
+    CHECK(plan[7].from_port == 2);
   }
   SECTION("unusable ports and errored devices are left out") {
     auto devices = healthy_rdma_node(4);
     devices[1].ports[0].state = "DOWN";
     devices[2].error = "ibv_open_device failed";
-    const auto plan = preflight::plan_transfers(devices);
+    const auto plan = preflight::plan_transfers(devices, gpus_mesh(4));
     CHECK(count_kind(plan, "loopback") == 2);
     CHECK(count_kind(plan, "pair") == 2);
-    CHECK(count_kind(plan, "gpudirect") == 2);
-    CHECK(preflight::plan_transfers({}).empty());
+    CHECK(count_kind(plan, "gpudirect") == 2 * 4);
+    CHECK(preflight::plan_transfers({}, gpus_mesh(4)).empty());
   }
   SECTION("InfiniBand and RoCE ports are not paired") {
     std::vector<RdmaDevice> devices = {device("mlx5_0", {ib_port()}), device("mlx5_1", {ib_port()}),
                                        device("mlx5_2", {roce_port(true)})};
-    const auto plan = preflight::plan_transfers(devices);
+    const auto plan = preflight::plan_transfers(devices, {});
     CHECK(count_kind(plan, "loopback") == 3);
     REQUIRE(count_kind(plan, "pair") == 2);
     CHECK(plan[3].entity == "mlx5_0-mlx5_1");
@@ -506,12 +530,15 @@ TEST_CASE("rdma math: gpu_affinity reads nvidia-smi topo's levels from the PCI p
   CHECK_FALSE(preflight::parse_gpu_affinity("PIX").has_value());
 }
 
-TEST_CASE("rdma math: SKU thresholds give the port expectations") {
+TEST_CASE("rdma math: no SKU sets a port rate; the reference boards' shapes carry it") {
   using preflight::Thresholds;
   const Thresholds generic = preflight::test::builtin_thresholds(nullptr, "no GPU");
   CHECK(generic.get("rdma.min_port_gbps") == 0);
+  CHECK(generic.get("rdma.sibling_fraction") == 0.75);
   CHECK(generic.get("rdma.fail_fraction") == 0.75);
   CHECK(generic.get("rdma.warn_fraction") == 0.9);
+  // What the SKU values were (the DGX reference nodes' ports) now comes from the shape assumed
+  // for 8 GPUs of the SKU; a PCIe card's server is any, so it has none.
   const std::pair<const char*, double> expected[] = {
       {"a100-sxm4-40gb", 200}, {"a100-sxm4-80gb", 200}, {"a100-pcie-40gb", 0},
       {"a100-pcie-80gb", 0},   {"h100-sxm5-80gb", 400}, {"h100-pcie-80gb", 0},
@@ -521,8 +548,9 @@ TEST_CASE("rdma math: SKU thresholds give the port expectations") {
     INFO(id);
     const auto* sku = preflight::find_sku(id);
     REQUIRE(sku != nullptr);
-    const Thresholds t = preflight::test::builtin_thresholds(sku, "--sku");
-    CHECK(t.get("rdma.min_port_gbps") == gbps);
-    CHECK(t.get("rdma.fail_fraction") == 0.75);
+    Thresholds t = preflight::test::builtin_thresholds(sku, "--sku");
+    CHECK(t.get("rdma.min_port_gbps") == 0);
+    preflight::choose_node_shape(t, "", "", 8);
+    CHECK((t.node_shape() ? t.node_shape()->port_gbps : 0.0) == gbps);
   }
 }

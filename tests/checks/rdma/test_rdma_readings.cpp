@@ -209,7 +209,8 @@ TEST_CASE("rdma readings: the DGX fixture's affinities follow from its PCI paths
 
 TEST_CASE("rdma readings: a healthy DGX H200 passes, its storage ports reported, not failed") {
   const Thresholds h200 = sku_by_flag("h200-sxm-141gb");
-  REQUIRE(h200.get("rdma.min_port_gbps") == 400);
+  // The port rate comes from the node shape now (docs/node-shapes.md), not from the SKU.
+  REQUIRE(h200.get("rdma.min_port_gbps") == 0);
   RdmaReadings r = dgx_h200();
   r.expect_rnics = 8;
   REQUIRE(r.devices.size() == 12);
@@ -239,7 +240,7 @@ TEST_CASE("rdma readings: a healthy DGX H200 passes, its storage ports reported,
     CHECK(f.severity == Severity::info);
     if (f.entity == "mlx5_2") {
       CHECK(f.message ==
-            "not a compute NIC: no GPU shares its PCIe switch (nearest gpu0 is on its NUMA node, "
+            "role management, not a compute NIC: no GPU shares its PCIe switch (nearest gpu0 is on its NUMA node, "
             "under another host bridge), while other NICs share one with a GPU; ports: 1 "
             "ACTIVE/LinkUp 200 Gb/s Ethernet; not judged, no transfers");
     }
@@ -339,7 +340,12 @@ TEST_CASE("rdma readings: --rdma-devices selects exactly the listed devices") {
   }
   SECTION("a listed storage function is judged like any compute NIC") {
     r.rdma_devices = {"mlx5_0", "mlx5_2"};
-    CHECK(rdma_codes(judge_rdma(r, h200)) == std::set<std::string>{"RDMA_PORT_SLOW@mlx5_2"});
+    // Against the HGX H200 shape a run assumes for 8 x H200: 200 Gb/s of its 400. With the SKU
+    // alone its only sibling is of another transport (InfiniBand): nothing to compare with.
+    Thresholds shaped = h200;
+    choose_node_shape(shaped, "", "", 8);
+    CHECK(rdma_codes(judge_rdma(r, shaped)) == std::set<std::string>{"RDMA_PORT_SLOW@mlx5_2"});
+    CHECK(rdma_codes(judge_rdma(r, h200)).empty());
   }
   SECTION("a listed name the node lacks fails on that name") {
     r.rdma_devices = {"mlx5_0", "mlx5_12"};
@@ -401,7 +407,9 @@ TEST_CASE("rdma readings: with the topology unknown, the link layer decides") {
       fake.devices.push_back(d);
     }
     fake.devices[1].device.ports[0] = rdma_port("DOWN", "Disabled", 0, "InfiniBand");
-    const auto findings = judge_rdma(fake, h200);
+    Thresholds shaped = h200;  // as a run on 8 x H200 assumes it: 400 Gb/s ports
+    choose_node_shape(shaped, "", "", 8);
+    const auto findings = judge_rdma(fake, shaped);
     CHECK(rdma_codes(findings) ==
           std::set<std::string>{"RDMA_PORT_SLOW@fake0", "RDMA_PORT_DOWN@fake1"});
   }

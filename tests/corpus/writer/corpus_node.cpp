@@ -7,6 +7,7 @@
 
 #include "model/json_fields.hpp"
 #include "preflight/errors.hpp"
+#include "preflight/node_shape.hpp"
 #include "preflight/thresholds.hpp"
 
 namespace preflight::corpus {
@@ -108,6 +109,12 @@ NicFacts nic_of(const Fields& f) {
   nic.pcie = link_of(f, "pcie", "gen", "width");
   nic.pcie_switch = f.text("switch");
   nic.affinity = f.text("affinity");
+  nic.transport = f.text("transport");
+  if (!nic.transport.empty() && nic.transport != "ib" && nic.transport != "roce" &&
+      nic.transport != "efa") {
+    f.fail("transport", "expected \"ib\", \"roce\" or \"efa\", got \"" + nic.transport + "\"");
+  }
+  nic.bond_members = f.texts("bond_members");
   for (const Fields& p : f.objects("ports")) {
     // A port whose state no source gives is left out, not guessed.
     if (p.find("state") == nullptr) continue;
@@ -136,13 +143,22 @@ NodeFacts read_node(const Json& facts, const Json& extra) {
   n.extra = extra;
   n.assumed = x.texts("assumed");
   n.node = required_text(f, "node");
-  n.sku = required_text(f, "sku");
-  const SkuSpec* sku = find_sku(n.sku);
+  // "sku": null: GPUs of a model the tool does not know (an H20); what NVML reports of them,
+  // their name and PCI device id, must then be given, and `judge` works with generic limits.
+  if (f.find("sku") == nullptr && facts.contains("sku")) {
+    n.pci_device_id = required_text(f, "pci_device_id");
+    n.gpu_name = required_text(f, "gpu_name");
+  } else {
+    n.sku = required_text(f, "sku");
+  }
+  const SkuSpec* sku = n.sku.empty() ? nullptr : find_sku(n.sku);
   const char* nvml_name = nullptr;
   for (const auto& [id, name] : kNvmlNames) {
     if (n.sku == id) nvml_name = name;
   }
-  if (sku == nullptr || nvml_name == nullptr) f.fail("sku", "unknown SKU \"" + n.sku + "\"");
+  if (!n.sku.empty() && (sku == nullptr || nvml_name == nullptr)) {
+    f.fail("sku", "unknown SKU \"" + n.sku + "\" (null: GPUs the tool does not know)");
+  }
   n.pci_device_id = f.text("pci_device_id");
   if (n.pci_device_id.empty()) n.pci_device_id = "0x" + hex2(sku->pci_device_ids.front(), false);
   n.gpu_name = f.text("gpu_name");
@@ -150,6 +166,25 @@ NodeFacts read_node(const Json& facts, const Json& extra) {
     n.gpu_name = nvml_name;
     n.assumed.push_back("GPU name: " + n.gpu_name +
                         " (NVML's name for the SKU; the source gives none)");
+  }
+
+  if (const auto shape = f.object("node_shape")) {
+    n.node_shape = required_text(*shape, "id");
+    n.node_shape_by = required_text(*shape, "by");
+    const MachineShape* known = find_node_shape(n.node_shape);
+    if (known == nullptr) {
+      shape->fail("id",
+                  "unknown node shape \"" + n.node_shape + "\" (known: " + node_shape_ids() + ")");
+    }
+    n.node_shape = known->id;
+  }
+  const std::string view = f.text("view");
+  if (view == "container") {
+    n.view = NodeView::container;
+  } else if (view == "vm") {
+    n.view = NodeView::vm;
+  } else if (!view.empty() && view != "host") {
+    f.fail("view", "expected \"host\", \"container\" or \"vm\", got \"" + view + "\"");
   }
 
   // _extra.json's gpus_patch corrects fields of GPUs by position before anything is read.

@@ -50,20 +50,31 @@ struct NicFacts {
   std::string pci_bus_id;
   std::optional<int> numa_node;
   std::optional<LinkFacts> pcie;
-  std::string pcie_switch;       // shared with the GPUs of the same name: the nearest GPU
-  std::string affinity;          // "numa", ... where no switch is shared; "" when not given
-  std::vector<PortFacts> ports;  // those whose state is published
+  std::string pcie_switch;  // shared with the GPUs of the same name: the nearest GPU
+  std::string affinity;     // "numa", ... where no switch is shared; "" when not given
+  std::string transport;    // "ib", "roce", "efa"; "" when not given (from the link layer)
+  std::vector<std::string> bond_members;  // a bonded RoCE device's netdevs; empty: not a bond
+  std::vector<PortFacts> ports;           // those whose state is published
 };
+
+// What the run could see of the PCIe tree: all of it (bare metal), or, from a container without
+// /sys/bus/pci or in a VM whose NICs are virtual functions, not where a NIC sits among the GPUs.
+enum class NodeView { host, container, vm };
 
 struct NodeFacts {
   Json facts;  // the whole facts file
   Json extra;  // the node's entry of _extra.json; an empty object when it has none
   std::string node;
-  std::string sku;
+  std::string sku;  // "" for GPUs of a model the tool does not know (facts "sku": null)
   std::string gpu_name;
   std::string pci_device_id;  // "0x2330"
   std::vector<GpuFacts> gpus;
   std::vector<NicFacts> nics;
+  // The node shape a real run records (facts "node_shape": {"id", "by"}); "" when none is
+  // recorded, so `judge` assumes the reference board of the GPUs.
+  std::string node_shape;
+  std::string node_shape_by;
+  NodeView view = NodeView::host;
   // Values that are not published figures, noticed while reading (the node's own list from
   // _extra.json first); the document adds those every node shares.
   std::vector<std::string> assumed;
@@ -72,7 +83,8 @@ struct NodeFacts {
 };
 
 // Throws InvalidInput naming the field ("gpus[2].pcie.gen_max: missing") for facts it cannot
-// use: a field missing or of the wrong type, a SKU the tool does not know.
+// use: a field missing or of the wrong type, a SKU the tool does not know (a null SKU, GPUs the
+// tool does not know, needs the GPUs' name and PCI device id), a node shape it does not know.
 NodeFacts read_node(const Json& facts, const Json& extra);
 
 // A figure of the facts file ("figures": {KEY: {"value": ...}}) or of _extra.json (KEY:

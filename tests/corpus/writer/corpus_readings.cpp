@@ -252,6 +252,7 @@ NcclReadings nccl_readings(const NodeFacts& node, std::optional<double> allgathe
 
 RdmaReadings rdma_readings(const NodeFacts& node) {
   RdmaReadings r;
+  r.gpus = static_cast<int>(node.gpus.size());
   for (const NicFacts& nic : node.nics) {
     if (nic.ports.empty() || nic.name.empty()) continue;
     RdmaNicReading reading;
@@ -272,6 +273,14 @@ RdmaReadings rdma_readings(const NodeFacts& node) {
       port.link_layer = p.link_layer;
       port.usable_gid = p.state == "ACTIVE";
       d.ports.push_back(std::move(port));
+    }
+    d.transport = nic.transport;
+    d.bond_members = nic.bond_members;
+    // From a container without /sys/bus/pci, or in a VM whose NICs are virtual functions, the
+    // run cannot see where a NIC sits among the GPUs: no nearest GPU, affinity unknown.
+    if (node.view != NodeView::host) {
+      r.devices.push_back(std::move(reading));
+      continue;
     }
     // The nearest GPU: the first behind the same PCIe switch; otherwise the affinity given.
     const auto near = std::find_if(node.gpus.begin(), node.gpus.end(), [&](const GpuFacts& g) {

@@ -219,6 +219,8 @@ Json document_json(const NodeFacts& n) {
                      {"sku_name", ""},
                      {"detected_by", "corpus"},
                      {"overrides_file", ""},
+                     {"node_shape", n.node_shape.empty() ? Json() : Json(n.node_shape)},
+                     {"node_shape_by", n.node_shape_by},
                      {"values", Json::object()}};
   j["rejudged"] = nullptr;
   j["corpus"] = {{"title", n.facts.at("title")},
