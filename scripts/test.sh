@@ -216,7 +216,9 @@ start_background_builds() {
 
 # note_failed_tests STEP LOG: the tests ctest listed as failed in LOG (its "The following tests
 # FAILED:" block, "<number> - <name> (<why>)"), one summary line each, so that the run's last
-# lines, all CI keeps of a long run, name them.
+# lines, all CI keeps of a long run, name them; then the first failed Catch assertions of the
+# log (the "file:line: FAILED:" line and the three after it: the expression and its values), at
+# most 24 lines of 200 characters, so that a failure seen once in CI says what failed.
 note_failed_tests() {
   local step=$1 line
   while IFS= read -r line; do
@@ -224,6 +226,10 @@ note_failed_tests() {
   done < <(awk '/^The following tests FAILED:/ { on = 1; next }
                 on && /^[[:space:]]+[0-9]+ - / { sub(/^[[:space:]]+/, ""); print; next }
                 { on = 0 }' "$2")
+  while IFS= read -r line; do
+    summary+=("    $line")
+  done < <(awk '/: FAILED:$/ { left = 4 }
+                left > 0 { print substr($0, 1, 200); left--; if (++n >= 24) exit }' "$2")
 }
 
 # run_step NAME COMMAND...: a hardening step; its outcome and time go to the summary.

