@@ -219,6 +219,9 @@ CheckPlanRecord coverage_record(const WorkPlan& plan);
 
 // The finding codes the runner itself emits (runner_findings.cpp; docs/findings.md, "Runner").
 const FindingTable& runner_findings();
+// The codes of limits learned from the fleet and the node's history (src/run/learned_findings.cpp,
+// emitted by src/learned/).
+const FindingTable& learned_findings();
 
 // Fault kinds the runner itself implements (hang@check=NAME).
 std::vector<FaultKindSpec> runner_fault_kinds();

@@ -33,6 +33,11 @@ struct FigureExport {
   // "{label}" replaced by the label's value: "gemm_{dtype}_tflops". Empty: none.
   std::string fleet_figure;
   std::string unit;  // the unit the metric is recorded in ("GB/s"), which `scale` converts
+  // A figure with a limit, higher is better: `preflight baseline` learns a site limit for it
+  // from many nodes' verdicts, and `--history` follows it across a node's runs
+  // (docs/baseline.md). Each entity's value is its own figure ("gemm", "gpu3",
+  // "bf16.tflops_median"), as GPUs and ports sit in different places of a node.
+  bool limited = false;
 };
 
 // Per-GPU bars on the HTML page: one group of bars per value of `group_label`, a bar per GPU from
@@ -125,6 +130,10 @@ class Figure {
       }
       spec_.scale = base->scale;
     }
+    return *this;
+  }
+  Figure& limited() {
+    spec_.limited = true;
     return *this;
   }
   Figure& feeds(std::string fleet_figure) {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "preflight/baseline.hpp"
 #include "preflight/node_shape.hpp"
 
 namespace preflight {
@@ -114,6 +115,9 @@ class Thresholds {
   const std::string& node_shape_by() const { return node_shape_by_; }
   // The thresholds file's "node_shapes" rows (a site's own shapes); empty without one.
   const std::vector<MachineShape>& site_node_shapes() const { return site_node_shapes_; }
+  // The thresholds file's "baseline" block (`preflight baseline`, docs/baseline.md); nullptr
+  // without one.
+  const BaselineLimits* baseline() const { return baseline_.get(); }
 
  private:
   std::shared_ptr<const ThresholdSpecs> specs_;  // never null once made by for_sku
@@ -126,6 +130,7 @@ class Thresholds {
   std::shared_ptr<const MachineShape> node_shape_;
   std::string node_shape_by_;
   std::vector<MachineShape> site_node_shapes_;
+  std::shared_ptr<const BaselineLimits> baseline_;
 };
 
 // Picks the node shape and records it in `t`: `named` (--node-shape; a name neither built in nor

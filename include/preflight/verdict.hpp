@@ -212,6 +212,33 @@ struct RejudgeRecord {
   int observations_restored = 0;
 };
 
+// One figure of the run compared with the node's history (`--history`, docs/baseline.md).
+struct RegressionRecord {
+  std::string check;   // "gemm"
+  std::string entity;  // "gpu3"; empty: the node
+  std::string metric;  // "bf16.tflops_median"
+  std::string unit;
+  double current = 0;        // this run's value
+  double reference = 0;      // what it was compared with
+  double drop = 0;           // the window's median relative drop below the reference (0.06: 6%)
+  double noise = 0;          // the relative run-to-run noise it was judged against
+  int reference_runs = 0;    // earlier runs behind the reference; 0: the fleet baseline's
+  std::string reference_by;  // "own history" or "fleet baseline"
+  bool regressed = false;
+};
+
+// The limits learned from the fleet and the node's history applied to the run: which baseline
+// group judged it and what the history held (docs/baseline.md). Absent: neither was given.
+struct LearnedRecord {
+  std::string baseline_group;   // the group of the thresholds file's baseline; empty: none
+  bool baseline_found = false;  // the baseline had that group
+  int baseline_figures = 0;     // figures of the run judged against it
+  std::string history_dir;      // empty: no --history
+  int history_runs = 0;         // earlier verdicts of this host used
+  std::vector<std::string> history_skipped;  // "FILE: why"
+  std::vector<RegressionRecord> regressions;
+};
+
 // One pass of a repeated run (`--repeat`, `--duration`): its own verdict, kept whole.
 struct PassRecord {
   int index = 1;  // from 1
@@ -257,7 +284,8 @@ struct Verdict {
   std::optional<int> first_failed_pass;        // the first pass whose verdict was unhealthy
   std::optional<ThresholdsRecord> thresholds;  // nullopt: none were set (discovery failed)
   std::optional<RejudgeRecord> rejudged;
-  std::optional<RunPlanRecord> plan;  // nullopt: no plan was made (discovery failed, judge)
+  std::optional<LearnedRecord> learned;  // --history, or a thresholds file with a baseline
+  std::optional<RunPlanRecord> plan;     // nullopt: no plan was made (discovery failed, judge)
 };
 
 // The aggregation rule: any check with status fail or error, or any run-level finding of

@@ -66,7 +66,8 @@ readonly PF_VARS=(PREFLIGHT_BIN PREFLIGHT_STATE_DIR PREFLIGHT_HISTORY PREFLIGHT_
   PREFLIGHT_PROLOG_ARGS PREFLIGHT_PROLOG_ON_TOOL_ERROR PREFLIGHT_HEALTHCHECK_TIMEOUT
   PREFLIGHT_HEALTHCHECK_LOCK_WAIT PREFLIGHT_HEALTHCHECK_ARGS PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR
   PREFLIGHT_HEALTHCHECK_SKIP_BUSY PREFLIGHT_HEALTHCHECK_LOCK_SKIPS PREFLIGHT_SLURM_PROLOG_TIMEOUT
-  PREFLIGHT_DRAIN_GUARD_PERCENT PREFLIGHT_DRAIN_GUARD_WINDOW PREFLIGHT_REBOOT_ON_ACTION)
+  PREFLIGHT_DRAIN_GUARD_PERCENT PREFLIGHT_DRAIN_GUARD_WINDOW PREFLIGHT_REBOOT_ON_ACTION
+  PREFLIGHT_USE_HISTORY)
 
 PF_TAG=preflight   # syslog tag; replaced by PREFLIGHT_SYSLOG_TAG once that is validated
 PF_RUN_DIR=""      # per-run scratch directory inside the state directory, removed on exit
@@ -218,7 +219,7 @@ pf_load_config() {
   : "${PREFLIGHT_HEALTHCHECK_SKIP_BUSY:=1}" "${PREFLIGHT_HEALTHCHECK_LOCK_SKIPS:=3}"
   : "${PREFLIGHT_SLURM_PROLOG_TIMEOUT:=auto}"
   : "${PREFLIGHT_DRAIN_GUARD_PERCENT:=20}" "${PREFLIGHT_DRAIN_GUARD_WINDOW:=3600}"
-  : "${PREFLIGHT_REBOOT_ON_ACTION:=no}"
+  : "${PREFLIGHT_REBOOT_ON_ACTION:=no}" "${PREFLIGHT_USE_HISTORY:=no}"
   if [[ -z ${PREFLIGHT_NODENAME:-} ]]; then
     PREFLIGHT_NODENAME=${SLURMD_NODENAME:-$(hostname -s 2>/dev/null || true)}
   fi
@@ -241,6 +242,7 @@ pf_load_config() {
   pf_require_word PREFLIGHT_HEALTHCHECK_ON_TOOL_ERROR drain ignore
   pf_require_word PREFLIGHT_HEALTHCHECK_SKIP_BUSY 1 0
   pf_require_word PREFLIGHT_REBOOT_ON_ACTION no yes
+  pf_require_word PREFLIGHT_USE_HISTORY no yes
   if [[ $PREFLIGHT_SLURM_PROLOG_TIMEOUT != auto && $PREFLIGHT_SLURM_PROLOG_TIMEOUT != none ]]; then
     [[ $PREFLIGHT_SLURM_PROLOG_TIMEOUT =~ ^[0-9]{1,9}$ ]] ||
       pf_config_error "PREFLIGHT_SLURM_PROLOG_TIMEOUT=$PREFLIGHT_SLURM_PROLOG_TIMEOUT: not auto, none or a whole number from 1 to 86400"
@@ -325,6 +327,12 @@ pf_run_preflight() {
   # cover every NVLink and NIC pair the time of one run does not allow (docs/plan.md).
   if [[ " $* " != *" --rotation"* && " $* " != *" --state-dir"* ]]; then
     cmd+=(--state-dir "$PREFLIGHT_STATE_DIR")
+  fi
+  # The node's own earlier verdicts, once the site opts in (docs/baseline.md): figures that
+  # dropped and stayed down, counters that rose, a node that keeps failing.
+  if [[ $PREFLIGHT_USE_HISTORY == yes ]] && ((PREFLIGHT_HISTORY > 0)) &&
+    [[ -d $PREFLIGHT_STATE_DIR/history && " $* " != *" --history"* ]]; then
+    cmd+=(--history "$PREFLIGHT_STATE_DIR/history")
   fi
   cmd+=("$@")
   timeout --signal=TERM --kill-after="$PF_KILL_AFTER" "$deadline" "${cmd[@]}" \

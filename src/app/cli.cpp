@@ -40,6 +40,11 @@ void add_run_options(CLI::App& run, RunArgs& args, std::string& profile, std::st
   run.add_option("--state-dir", args.state_dir,
                  "keep the rotation counter in DIR/rotation, one step further each run (the "
                  "Slurm hooks pass their state directory)");
+  run.add_option(
+      "--history", args.history_dir,
+      "a directory of this node's earlier verdicts (the Slurm hooks' history folder): figures "
+      "that dropped and stayed down, counters that rose, repeated failures "
+      "(docs/baseline.md)");
   run.add_option("--expect-gpus", args.expect_gpus,
                  "number of GPUs the node must have (default: at least one); 0 accepts a node "
                  "without GPUs and skips the GPU checks")
@@ -271,8 +276,37 @@ Invocation parse_command_line(int argc, const char* const* argv,
                     "write the new verdict to PATH atomically ('-': stdout, the table to "
                     "stderr); with several files, PATH is a directory and each verdict keeps "
                     "its file name");
+  judge->add_option(
+      "--history", inv.judge.history_dir,
+      "a directory of this node's earlier verdicts (the Slurm hooks' history folder): figures "
+      "that dropped and stayed down, counters that rose, repeated failures "
+      "(docs/baseline.md)");
   judge->add_flag("--strict", inv.judge.strict, "treat warnings as unhealthy (exit 1)");
   judge->add_flag("--no-color{false}", inv.judge.colour, "no colours in the table");
+
+  CLI::App* baseline = app.add_subcommand(
+      "baseline",
+      "Learn site limits from many nodes' verdicts (written by 'preflight run --json'): per "
+      "node shape, a fail limit for every figure with a limit; written as a thresholds file "
+      "for run and judge (docs/baseline.md)");
+  baseline
+      ->add_option("VERDICT", inv.baseline.inputs,
+                   "verdict files, or directories whose *.json files are verdicts (not "
+                   "recursive); unhealthy, drill and re-judged verdicts are left out")
+      ->required();
+  baseline
+      ->add_option("--out", inv.baseline.out_path,
+                   "write the thresholds file (a \"baseline\" block) to FILE atomically; '-': "
+                   "stdout, the summary to stderr")
+      ->required();
+  baseline
+      ->add_option("--min-nodes", inv.baseline.min_nodes,
+                   "nodes a group needs, outliers removed, to learn a figure's limit (10)")
+      ->check(CLI::Range(3, 100000));
+  baseline
+      ->add_option("--drop", inv.baseline.drop_percent,
+                   "the limit is at least this many percent below the median (5)")
+      ->check(CLI::Range(0.0, 90.0));
 
   CLI::App* acknowledge = app.add_subcommand(
       "acknowledge",
@@ -293,9 +327,11 @@ Invocation parse_command_line(int argc, const char* const* argv,
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "list" && first != "thresholds" && first != "fleet" &&
-        first != "report" && first != "judge" && first != "plan" && first != "acknowledge") {
+        first != "report" && first != "judge" && first != "plan" && first != "acknowledge" &&
+        first != "baseline") {
       return fail("unknown command '" + first +
-                  "' (known: run, fleet, plan, list, thresholds, report, judge, acknowledge)");
+                  "' (known: run, fleet, plan, list, thresholds, report, judge, baseline, "
+                  "acknowledge)");
     }
   }
 
@@ -305,7 +341,8 @@ Invocation parse_command_line(int argc, const char* const* argv,
     inv.command = Command::message;
     // Help for the subcommand the user asked about, if any.
     const CLI::App* target = &app;
-    for (const CLI::App* sub : {run, fleet, plan, list, thresholds, report, judge, acknowledge}) {
+    for (const CLI::App* sub :
+         {run, fleet, plan, list, thresholds, report, judge, baseline, acknowledge}) {
       if (sub->parsed()) target = sub;
     }
     // Top-level help shows every subcommand's options, so `preflight --help` is complete.
@@ -349,6 +386,9 @@ Invocation parse_command_line(int argc, const char* const* argv,
     }
     if (run->count("--state-dir") > 0 && inv.run.state_dir.empty()) {
       return fail("--state-dir: empty path");
+    }
+    if (run->count("--history") > 0 && inv.run.history_dir.empty()) {
+      return fail("--history: empty path");
     }
     if (inv.run.rotation && !inv.run.state_dir.empty()) {
       return fail("--rotation: not with --state-dir (which keeps the counter itself)");
@@ -396,7 +436,16 @@ Invocation parse_command_line(int argc, const char* const* argv,
     if (inv.judge.files.size() > 1 && inv.judge.json_path == "-") {
       return fail("--json -: one verdict file only (give a directory for several)");
     }
+    if (judge->count("--history") > 0 && inv.judge.history_dir.empty()) {
+      return fail("--history: empty path");
+    }
     inv.command = Command::judge;
+  } else if (baseline->parsed()) {
+    if (inv.baseline.out_path.empty()) return fail("--out: empty path");
+    for (const std::string& input : inv.baseline.inputs) {
+      if (input.empty()) return fail("VERDICT: empty path");
+    }
+    inv.command = Command::baseline;
   } else if (acknowledge->parsed()) {
     if (inv.acknowledge.state_dir.empty()) return fail("--state-dir: empty path");
     inv.command = Command::acknowledge;

@@ -13,7 +13,18 @@
 
 namespace preflight {
 
-enum class Command { run, list, thresholds, fleet, report, judge, plan, acknowledge, message };
+enum class Command {
+  run,
+  list,
+  thresholds,
+  fleet,
+  report,
+  judge,
+  plan,
+  acknowledge,
+  baseline,
+  message
+};
 
 // `preflight run`: NodeArgs plus the strictness, burn-in and Prometheus output of one node.
 struct RunArgs : NodeArgs {
@@ -25,6 +36,8 @@ struct RunArgs : NodeArgs {
   // The pair rotation's run counter (docs/plan.md): given, or kept in DIR/rotation.
   std::optional<std::uint64_t> rotation;
   std::string state_dir;
+  // --history: the node's earlier verdicts, judged against (docs/baseline.md); empty: none.
+  std::string history_dir;
 };
 
 // `preflight plan`: the time model's plan for this node or a described one, touching no
@@ -62,6 +75,16 @@ struct JudgeArgs {
   std::string json_path;        // --json PATH|-; with several files, a directory
   bool strict = false;
   bool colour = true;
+  std::string history_dir;  // --history DIR, as for run
+};
+
+// `preflight baseline VERDICT|DIR... --out FILE`: site limits learned from many nodes' verdicts
+// (docs/baseline.md).
+struct BaselineArgs {
+  std::vector<std::string> inputs;  // verdict files, or directories of *.json verdicts
+  std::string out_path;             // the thresholds file; "-": stdout (the summary to stderr)
+  int min_nodes = 10;               // LearnOptions::min_nodes
+  double drop_percent = 5;          // LearnOptions::drop, in percent
 };
 
 // `preflight acknowledge --state-dir DIR`: the kernel events logged so far stop counting
@@ -78,6 +101,7 @@ struct Invocation {
   ThresholdsArgs thresholds;
   ReportArgs report;
   JudgeArgs judge;
+  BaselineArgs baseline;
   PlanArgs plan;
   bool list_json = false;
   // Command::message: text for stdout (help, version) or an error line for stderr.

@@ -19,6 +19,7 @@ CommandResult report_command(const Invocation& inv);
 CommandResult judge_command(const Invocation& inv);
 CommandResult plan_command(const Invocation& inv);
 CommandResult acknowledge_command(const Invocation& inv);  // acknowledge_command.cpp
+CommandResult baseline_command(const Invocation& inv);     // baseline_command.cpp
 
 // The SKU a --sku value names (id or name); InvalidInput listing the known ids otherwise.
 const SkuSpec& sku_from_flag(const std::string& id);

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "learned/apply_learned.hpp"
 #include "model/host_info.hpp"
 #include "preflight/errors.hpp"
 #include "report/atomic_file.hpp"
@@ -105,6 +106,7 @@ CommandResult judge_command(const Invocation& inv) {
   std::vector<FaultKindSpec> kinds = runner_fault_kinds();
   for (const FaultKindSpec& k : registry.fault_kinds()) kinds.push_back(k);
 
+  const FigureCatalogue figures = registry.figure_catalogue();
   const bool several = args.files.size() > 1;
   const bool json_to_stdout = args.json_path == "-";
   if (several && !args.json_path.empty() && !is_directory(args.json_path)) {
@@ -123,7 +125,16 @@ CommandResult judge_command(const Invocation& inv) {
     settings.judged_at = utc_iso8601(std::chrono::system_clock::now());
     settings.strict = args.strict;
     settings.fault_kinds = kinds;
-    judged.emplace_back(path, rejudge(recorded, registry, settings));
+    Verdict verdict = rejudge(recorded, registry, settings);
+    // The learned limits, as `run` applies them: the thresholds file's baseline and the node's
+    // own history (the verdict's host's files in --history).
+    std::optional<History> history;
+    if (!args.history_dir.empty()) history = read_history(args.history_dir, recorded.host, {});
+    LearnedInputs learned;
+    learned.baseline = thresholds.baseline();
+    learned.history = history ? &*history : nullptr;
+    apply_learned(verdict, figures, learned, args.strict);
+    judged.emplace_back(path, std::move(verdict));
   }
   std::vector<std::string> targets;
   for (const auto& [path, verdict] : judged) {

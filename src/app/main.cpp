@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
         return finish(plan_command(inv));
       case Command::acknowledge:
         return finish(acknowledge_command(inv));
+      case Command::baseline:
+        return finish(baseline_command(inv));
     }
   } catch (const InvalidInput& e) {
     std::cerr << "preflight: " << e.what() << '\n';

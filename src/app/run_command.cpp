@@ -15,6 +15,7 @@
 #include "app/rotation_counter.hpp"
 #include "app/system_engines.hpp"
 #include "fleet/logic/fleet_setup.hpp"
+#include "learned/apply_learned.hpp"
 #include "model/build_info.hpp"
 #include "model/host_info.hpp"
 #include "preflight/errors.hpp"
@@ -164,13 +165,23 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
   const std::vector<PlannedCheck> plan =
       plan_checks(registry, args.profile, args.checks, args.check_options);
   const FaultPlan faults = parse_faults(args.inject_faults, registry, plan, args);
+  // The thresholds file's baseline (docs/baseline.md): applied to the verdict once the checks
+  // have judged it, by the group the run records.
+  std::shared_ptr<const BaselineLimits> baseline;
   {
     // Validate now, before anything runs or is written; the runner applies the file again on
     // top of the detected SKU and picks the shape again.
     Thresholds check = Thresholds::for_sku(registry.threshold_specs(), nullptr, "validation");
     if (!args.thresholds_path.empty()) check.apply_overrides_file(args.thresholds_path);
     if (!args.node_shape.empty()) choose_node_shape(check, args.node_shape, "", 0);
+    if (check.baseline() != nullptr) {
+      baseline = std::make_shared<const BaselineLimits>(*check.baseline());
+    }
   }
+  // The node's earlier verdicts, read before anything runs: a --history that is not a
+  // directory is bad input, a bad file in it only a note.
+  std::optional<History> history;
+  if (!args.history_dir.empty()) history = read_history(args.history_dir, host_name(), {});
   if (!args.json_path.empty() && args.json_path != "-") ensure_writable(args.json_path);
   if (!args.prom_path.empty()) ensure_writable(args.prom_path, "--prom");
 
@@ -230,6 +241,10 @@ CommandResult run_command(const Invocation& inv, int argc, const char* const* ar
                                                     args.strict, signal)
                                    : done.back();
     add_unexercised_faults(v, drilled, done, args.strict);
+    LearnedInputs learned;
+    learned.baseline = baseline.get();
+    learned.history = history ? &*history : nullptr;
+    apply_learned(v, figures, learned, args.strict);
     return v;
   };
 

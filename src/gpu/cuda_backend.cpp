@@ -100,10 +100,13 @@ void read_gpu_health(const NvmlLibrary& nvml, GpuReading& gpu) {
   gpu.ecc_uncorrected_volatile = nvml.ecc_errors(*device, Ecc::kUncorrectedVolatile, errors);
   gpu.ecc_uncorrected_aggregate = nvml.ecc_errors(*device, Ecc::kUncorrectedAggregate, errors);
   gpu.ecc_corrected_volatile = nvml.ecc_errors(*device, Ecc::kCorrectedVolatile, errors);
+  gpu.ecc_corrected_aggregate = nvml.ecc_errors(*device, Ecc::kCorrectedAggregate, errors);
   gpu.retired_pages_pending = nvml.retired_pages_pending(*device, errors);
   if (const auto remap = nvml.row_remap(*device, errors)) {
     gpu.row_remap_pending = remap->pending;
     gpu.row_remap_failed = remap->failed;
+    gpu.remapped_rows_corrected = remap->corrected_rows;
+    gpu.remapped_rows_uncorrected = remap->uncorrected_rows;
   }
   gpu.clock_event_reasons = nvml.clock_event_reasons(*device, errors);
   gpu.temperature_c = nvml.temperature_c(*device, errors);

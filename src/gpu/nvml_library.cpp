@@ -358,10 +358,12 @@ std::optional<bool> NvmlLibrary::persistence_enabled(Device device, Errors& erro
 
 std::optional<std::uint64_t> NvmlLibrary::ecc_errors(Device device, EccCounter counter,
                                                      Errors& errors) const {
-  const bool corrected = counter == EccCounter::kCorrectedVolatile;
+  const bool corrected =
+      counter == EccCounter::kCorrectedVolatile || counter == EccCounter::kCorrectedAggregate;
   const int type = corrected ? abi::kMemoryErrorTypeCorrected : abi::kMemoryErrorTypeUncorrected;
-  const int lifetime =
-      counter == EccCounter::kUncorrectedAggregate ? abi::kAggregateEcc : abi::kVolatileEcc;
+  const bool aggregate =
+      counter == EccCounter::kUncorrectedAggregate || counter == EccCounter::kCorrectedAggregate;
+  const int lifetime = aggregate ? abi::kAggregateEcc : abi::kVolatileEcc;
   unsigned long long count = 0;
   if (!call(api_->total_ecc_errors, "nvmlDeviceGetTotalEccErrors", errors, device, type, lifetime,
             &count)) {
@@ -391,6 +393,8 @@ std::optional<NvmlLibrary::RowRemap> NvmlLibrary::row_remap(Device device, Error
   RowRemap result;
   result.pending = pending != 0;
   result.failed = failed != 0;
+  result.corrected_rows = corrected_rows;
+  result.uncorrected_rows = uncorrected_rows;
   return result;
 }
 

@@ -26,7 +26,12 @@ class NvmlLibrary {
   using Device = nvmlDevice_st*;
   using Errors = std::vector<std::string>;
 
-  enum class EccCounter { kUncorrectedVolatile, kUncorrectedAggregate, kCorrectedVolatile };
+  enum class EccCounter {
+    kUncorrectedVolatile,
+    kUncorrectedAggregate,
+    kCorrectedVolatile,
+    kCorrectedAggregate
+  };
   enum class PcieQuery { kGenCurrent, kGenMaxLink, kGenMaxGpu, kWidthCurrent, kWidthMax };
 
   struct PciInfo {
@@ -36,6 +41,8 @@ class NvmlLibrary {
   struct RowRemap {
     bool pending = false;
     bool failed = false;
+    unsigned corrected_rows = 0;    // rows remapped for correctable errors, over the GPU's life
+    unsigned uncorrected_rows = 0;  // ... for uncorrectable ones
   };
   struct NvLinkCounts {
     int active = 0;

@@ -173,6 +173,7 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
   // Everything is checked against a copy; *this changes only once the whole file is valid.
   auto staged = values_;
   std::vector<MachineShape> site_shapes = site_node_shapes_;
+  std::shared_ptr<const BaselineLimits> baseline = baseline_;
   std::set<std::string> overridden(overridden_.begin(), overridden_.end());
 
   for (const auto& [section, body] : document.items()) {
@@ -205,6 +206,15 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
     if (section == "node_shapes") {
       try {
         site_shapes = parse_site_node_shapes(body, "node_shapes");
+      } catch (const InvalidInput& e) {
+        throw InvalidInput(printable(origin) + ": " + e.what());
+      }
+      continue;
+    }
+    if (section == "baseline") {
+      if (!body.is_object()) fail(origin, section, "expected an object");
+      try {
+        baseline = std::make_shared<const BaselineLimits>(baseline_from_json(body));
       } catch (const InvalidInput& e) {
         throw InvalidInput(printable(origin) + ": " + e.what());
       }
@@ -253,6 +263,7 @@ void Thresholds::apply_overrides(std::string_view json_text, std::string_view or
   overridden_.assign(overridden.begin(), overridden.end());
   overrides_file_ = std::string(origin);
   site_node_shapes_ = std::move(site_shapes);
+  baseline_ = std::move(baseline);
 }
 
 void choose_node_shape(Thresholds& t, std::string_view named, std::string_view dmi_product_name,
@@ -309,6 +320,7 @@ std::string Thresholds::to_json_text() const {
       document[section][name] = value;
     }
   }
+  if (baseline_) document["baseline"] = baseline_to_json(*baseline_);
   return document.dump(2) + "\n";
 }
 

@@ -132,6 +132,31 @@ Json rejudged_json(const std::optional<RejudgeRecord>& r) {
           {"observations_restored", r->observations_restored}};
 }
 
+Json learned_json(const std::optional<LearnedRecord>& l) {
+  if (!l) return nullptr;
+  Json regressions = Json::array();
+  for (const RegressionRecord& r : l->regressions) {
+    regressions.push_back({{"check", r.check},
+                           {"entity", r.entity},
+                           {"metric", r.metric},
+                           {"unit", r.unit},
+                           {"current", r.current},
+                           {"reference", r.reference},
+                           {"drop", r.drop},
+                           {"noise", r.noise},
+                           {"reference_runs", r.reference_runs},
+                           {"reference_by", r.reference_by},
+                           {"regressed", r.regressed}});
+  }
+  return {{"baseline_group", l->baseline_group.empty() ? Json() : Json(l->baseline_group)},
+          {"baseline_found", l->baseline_found},
+          {"baseline_figures", l->baseline_figures},
+          {"history_dir", l->history_dir.empty() ? Json() : Json(l->history_dir)},
+          {"history_runs", l->history_runs},
+          {"history_skipped", l->history_skipped},
+          {"regressions", regressions}};
+}
+
 }  // namespace
 
 std::string verdict_to_json_text(const Verdict& v) {
@@ -193,6 +218,7 @@ std::string verdict_to_json_text(const Verdict& v) {
   j["first_failed_pass"] = v.first_failed_pass ? Json(*v.first_failed_pass) : Json(nullptr);
   j["thresholds"] = thresholds_json(v.thresholds);
   j["rejudged"] = rejudged_json(v.rejudged);
+  j["learned"] = learned_json(v.learned);
   j["plan"] = run_plan_json(v.plan);
   // Replace invalid UTF-8 (a GPU name from a broken driver) instead of throwing.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -131,6 +131,27 @@ void add_findings(Exposition& out, const std::string& where, const std::vector<F
   }
 }
 
+// The figures `--history` compared with the node's own runs (docs/baseline.md): how far each
+// stands below its reference, so a dashboard sees a slow drift before it becomes a finding.
+void add_regressions(Exposition& out, const LearnedRecord& learned) {
+  for (const RegressionRecord& r : learned.regressions) {
+    Labels labels{{"check", r.check}, {"entity", r.entity}, {"metric", r.metric},
+                  {"reference", r.reference_by}};
+    out.add("preflight_history_drop_ratio",
+            "a figure's median drop below its reference over the last runs (0.06: 6% lower; "
+            "negative: higher), from --history",
+            labels, r.drop);
+    out.add("preflight_history_regressed",
+            "1 where the figure's drop held over the window and beyond its noise "
+            "(FIGURE_REGRESSED)",
+            std::move(labels), r.regressed ? 1 : 0);
+  }
+  if (!learned.history_dir.empty()) {
+    out.add("preflight_history_runs", "earlier verdicts of this node that --history used", {},
+            learned.history_runs);
+  }
+}
+
 }  // namespace
 
 double epoch_seconds_of(const std::string& utc_iso8601) {
@@ -202,6 +223,7 @@ std::string verdict_to_prometheus(const Verdict& v, const FigureCatalogue& figur
   add_findings(out, "run", v.findings);
   for (const CheckResult& c : v.checks) add_findings(out, c.name, c.findings);
   for (const CheckResult& c : v.checks) add_figures(out, c, figures);
+  if (v.learned) add_regressions(out, *v.learned);
   return out.text();
 }
 

@@ -232,6 +232,31 @@ Verdict verdict_of(const Fields& f) {
     record.observations_restored = integer_of(*r, "observations_restored");
     v.rejudged = std::move(record);
   }
+  if (const auto l = f.object("learned")) {
+    LearnedRecord record;
+    record.baseline_group = l->text("baseline_group");
+    record.baseline_found = l->flag("baseline_found").value_or(false);
+    record.baseline_figures = integer_of(*l, "baseline_figures");
+    record.history_dir = l->text("history_dir");
+    record.history_runs = integer_of(*l, "history_runs");
+    record.history_skipped = l->texts("history_skipped");
+    for (const Fields& r : l->objects("regressions")) {
+      RegressionRecord reg;
+      reg.check = r.text("check");
+      reg.entity = r.text("entity");
+      reg.metric = r.text("metric");
+      reg.unit = r.text("unit");
+      reg.current = r.number("current").value_or(0);
+      reg.reference = r.number("reference").value_or(0);
+      reg.drop = r.number("drop").value_or(0);
+      reg.noise = r.number("noise").value_or(0);
+      reg.reference_runs = integer_of(r, "reference_runs");
+      reg.reference_by = r.text("reference_by");
+      reg.regressed = r.flag("regressed").value_or(false);
+      record.regressions.push_back(std::move(reg));
+    }
+    v.learned = std::move(record);
+  }
   if (const auto p = f.object("plan")) {
     RunPlanRecord plan;
     plan.timeout_s = p->number("timeout_s").value_or(0);

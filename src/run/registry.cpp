@@ -164,7 +164,7 @@ std::shared_ptr<const ThresholdSpecs> CheckRegistry::threshold_specs() const {
 }
 
 FindingCatalogue CheckRegistry::finding_catalogue() const {
-  std::vector<const FindingTable*> tables = {&runner_findings()};
+  std::vector<const FindingTable*> tables = {&runner_findings(), &learned_findings()};
   for (const auto& c : checks_) {
     for (const FindingTable* table : c->info().findings) tables.push_back(table);
   }

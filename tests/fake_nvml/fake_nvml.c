@@ -491,7 +491,9 @@ int nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int error_type, int counter,
   if (error_type < 0 || error_type > 1 || counter < 0 || counter > 1) return E_INVALID_ARGUMENT;
   const int query = error_type == 0 ? Q_ECC_CORR_VOL : counter == 0 ? Q_ECC_UNC_VOL : Q_ECC_UNC_AGG;
   const int value = error_type == 0 ? V_ECC_CORR_VOL : counter == 0 ? V_ECC_UNC_VOL : V_ECC_UNC_AGG;
-  if (value == V_ECC_CORR_VOL && device_status(d, query) == OK) {
+  /* The step is a rise of the volatile count between reads; the aggregate read beside it
+     (its value is the same) does not step it again. */
+  if (value == V_ECC_CORR_VOL && counter == 0 && device_status(d, query) == OK) {
     d->value[V_ECC_CORR_VOL] += d->value[V_ECC_CORR_STEP];
   }
   return get_value(d, query, value, count);

@@ -27,6 +27,7 @@ ALLOWED = {
     "run": {"preflight", "model", "run"},
     "report": {"preflight", "model", "report"},
     "fleet/logic": {"preflight", "model", "report", "fleet/logic"},
+    "learned": {"preflight", "model", "run", "report", "learned"},
     "checks": {"preflight", "model", "run", "checks"},
     "kernels": {"kernels"},
     "gpu": {"preflight", "model", "run", "gpu", "kernels"},

@@ -240,6 +240,30 @@ case_history_rotation() {
   ((${#kept[@]} == 3)) || t_fail "PREFLIGHT_HISTORY=0 changed the history"
 }
 
+# PREFLIGHT_USE_HISTORY=yes: each run is also judged against the node's own verdicts in
+# history/ (preflight run --history, docs/baseline.md); off by default. The same unhealthy run
+# three times: only the run with the setting on says the node keeps failing (REPEATED_FAILURES),
+# and the verdict records the folder it read.
+case_use_history() {
+  local failing="--expect-gpus 1 --checks inventory"
+  t_hook prolog PREFLIGHT_PROLOG_ARGS="$failing"
+  t_expect_rc 1
+  t_hook prolog PREFLIGHT_PROLOG_ARGS="$failing"
+  t_expect_rc 1
+  ! grep -q REPEATED_FAILURES "$T/state/prolog.json" ||
+    t_fail "history used without PREFLIGHT_USE_HISTORY=yes"
+  t_hook prolog PREFLIGHT_USE_HISTORY=yes PREFLIGHT_PROLOG_ARGS="$failing"
+  t_expect_rc 1
+  grep -q '"code": "REPEATED_FAILURES"' "$T/state/prolog.json" ||
+    t_fail "no REPEATED_FAILURES after three unhealthy runs with PREFLIGHT_USE_HISTORY=yes"
+  grep -q "\"history_dir\": \"$T/state/history\"" "$T/state/prolog.json" ||
+    t_fail "the verdict does not record the history folder"
+  t_hook prolog PREFLIGHT_USE_HISTORY=maybe PREFLIGHT_PROLOG_ARGS="$failing"
+  t_expect_rc 2
+  grep -q "configuration error: PREFLIGHT_USE_HISTORY" "$T/syslog" ||
+    t_fail "PREFLIGHT_USE_HISTORY=maybe was not refused by name"
+}
+
 # A verdict file whose reason is hostile: the syslog line is one printable line without quotes,
 # and nothing in the reason is executed.
 case_hostile_reason() {

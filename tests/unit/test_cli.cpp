@@ -118,3 +118,68 @@ TEST_CASE("cli: bad invocations exit 2 with one line") {
     CHECK(inv.message.find('\n') == std::string::npos);
   }
 }
+
+TEST_CASE("cli: --history on run and judge") {
+  const auto run = test::parse_args({"run", "--history", "/var/lib/preflight/history"});
+  CHECK(run.command == Command::run);
+  CHECK(run.run.history_dir == "/var/lib/preflight/history");
+  CHECK(test::parse_args({"run"}).run.history_dir.empty());
+  const auto judge = test::parse_args({"judge", "v.json", "--history", "hist"});
+  CHECK(judge.command == Command::judge);
+  CHECK(judge.judge.history_dir == "hist");
+  CHECK(test::parse_args({"judge", "v.json"}).judge.history_dir.empty());
+  CHECK_THAT(test::parse_args({"run", "--help"}).message, Catch::Contains("--history"));
+  CHECK_THAT(test::parse_args({"judge", "--help"}).message, Catch::Contains("--history"));
+}
+
+TEST_CASE("cli: baseline") {
+  const auto b = test::parse_args({"baseline", "a.json", "verdicts/", "--out", "site.json",
+                                   "--min-nodes", "20", "--drop", "7.5"});
+  CHECK(b.command == Command::baseline);
+  CHECK(b.baseline.inputs == std::vector<std::string>{"a.json", "verdicts/"});
+  CHECK(b.baseline.out_path == "site.json");
+  CHECK(b.baseline.min_nodes == 20);
+  CHECK(b.baseline.drop_percent == 7.5);
+  const auto defaults = test::parse_args({"baseline", "d", "--out", "-"});
+  CHECK(defaults.command == Command::baseline);
+  CHECK(defaults.baseline.out_path == "-");
+  CHECK(defaults.baseline.min_nodes == 10);
+  CHECK(defaults.baseline.drop_percent == 5);
+  const auto help = test::parse_args({"baseline", "--help"});
+  CHECK(help.command == Command::message);
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.message, Catch::Contains("--min-nodes") && Catch::Contains("--drop") &&
+                               Catch::Contains("--out"));
+  CHECK_THAT(test::parse_args({"--help"}).message, Catch::Contains("baseline"));
+}
+
+TEST_CASE("cli: bad baseline and --history invocations exit 2 with one line") {
+  const std::vector<std::vector<std::string>> bad = {
+      {"baseline"},
+      {"baseline", "--out", "site.json"},
+      {"baseline", "d"},
+      {"baseline", "d", "--out"},
+      {"baseline", "d", "--out", ""},
+      {"baseline", "", "--out", "site.json"},
+      {"baseline", "d", "--out", "s.json", "--min-nodes", "2"},
+      {"baseline", "d", "--out", "s.json", "--min-nodes", "100001"},
+      {"baseline", "d", "--out", "s.json", "--min-nodes", "ten"},
+      {"baseline", "d", "--out", "s.json", "--drop", "-1"},
+      {"baseline", "d", "--out", "s.json", "--drop", "90.5"},
+      {"baseline", "d", "--out", "s.json", "--drop", "five"},
+      {"baseline", "d", "--out", "s.json", "--bogus"},
+      {"run", "--history", ""},
+      {"run", "--history"},
+      {"judge", "v.json", "--history", ""},
+  };
+  for (const auto& args : bad) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    INFO("args: " << joined);
+    const auto inv = test::parse_args(args);
+    CHECK(inv.command == Command::message);
+    CHECK(inv.exit_code == 2);
+    CHECK(inv.message.rfind("preflight: ", 0) == 0);
+    CHECK(inv.message.find('\n') == std::string::npos);
+  }
+}

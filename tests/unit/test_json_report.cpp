@@ -138,6 +138,7 @@ TEST_CASE("json: top-level keys come in the documented order") {
                                              "first_failed_pass",
                                              "thresholds",
                                              "rejudged",
+                                             "learned",
                                              "plan"};
   CHECK(keys == expected);
 }

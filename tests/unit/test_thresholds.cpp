@@ -512,3 +512,54 @@ TEST_CASE(
     CHECK(listed == declared);
   }
 }
+
+TEST_CASE(
+    "thresholds: a baseline block is kept whole, printed back, and refused naming the field") {
+  const std::string figure =
+      R"({"check": "gemm", "entity": "gpu3", "metric": "bf16.tflops_median", "unit": "TFLOP/s",
+          "median": 750, "node_spread": 0.01, "run_spread": 0.008, "limit": 712.5, "nodes": 40,
+          "runs": 200})";
+  const std::string good = R"({"schema": "preflight.thresholds/1", "baseline": {
+      "learned_at": "2026-11-28T00:00:00Z", "verdicts": 200,
+      "groups": [{"id": "hgx-h100", "figures": [)" +
+                           figure + "]}]}}";
+  Thresholds t = h100_by_flag();
+  REQUIRE(t.baseline() == nullptr);
+  t.apply_overrides(good, "site.json");
+  REQUIRE(t.baseline() != nullptr);
+  const preflight::BaselineGroup* group = t.baseline()->find("hgx-h100");
+  REQUIRE(group != nullptr);
+  const preflight::FigureBaseline* f = group->find("gemm", "gpu3", "bf16.tflops_median");
+  REQUIRE(f != nullptr);
+  CHECK(f->limit == 712.5);
+  CHECK(f->nodes == 40);
+  CHECK(group->find("gemm", "gpu2", "bf16.tflops_median") == nullptr);
+  CHECK(t.baseline()->find("hgx-h200") == nullptr);
+  // The printed thresholds carry it, and are accepted back as they are.
+  Thresholds again = h100_by_flag();
+  again.apply_overrides(t.to_json_text(), "printed.json");
+  REQUIRE(again.baseline() != nullptr);
+  CHECK(again.baseline()->groups.at(0).figures.at(0).limit == 712.5);
+
+  // Bad blocks: one line naming the field, and nothing applied.
+  Thresholds fresh = h100_by_flag();
+  const auto with_figure = [](const std::string& body) {
+    return R"({"baseline": {"groups": [{"id": "hgx-h100", "figures": [)" + body + "]}]}}";
+  };
+  CHECK(override_error(fresh, R"({"baseline": []})") ==
+        "hostile.json: baseline: expected an object");
+  CHECK_THAT(override_error(fresh, with_figure(R"({"check": "gemm", "metric": "x", "median": 10,
+                                                   "limit": 11})")),
+             Catch::Contains("baseline.groups[0].figures[0].limit") &&
+                 Catch::Contains("above the median"));
+  CHECK_THAT(override_error(fresh, with_figure(R"({"check": "gemm", "metric": "x",
+                                                   "median": "fast", "limit": 1})")),
+             Catch::Contains("baseline.groups[0].figures[0].median"));
+  CHECK_THAT(override_error(fresh, with_figure(R"({"metric": "x", "median": 2, "limit": 1})")),
+             Catch::Contains("baseline.groups[0].figures[0].check: missing"));
+  CHECK_THAT(override_error(fresh, with_figure(figure + "," + figure)),
+             Catch::Contains("given twice"));
+  CHECK_THAT(override_error(fresh, R"({"baseline": {"groups": [{"id": "a"}, {"id": "a"}]}})"),
+             Catch::Contains("baseline.groups[1].id"));
+  CHECK(fresh.baseline() == nullptr);
+}

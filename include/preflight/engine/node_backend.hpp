@@ -35,10 +35,15 @@ struct GpuReading {
   std::optional<std::uint64_t> ecc_uncorrected_volatile;
   std::optional<std::uint64_t> ecc_uncorrected_aggregate;
   std::optional<std::uint64_t> ecc_corrected_volatile;
+  // Over the GPU's life, kept by the driver across reboots: `--history` warns when one rises
+  // between runs (docs/baseline.md).
+  std::optional<std::uint64_t> ecc_corrected_aggregate;
   std::optional<bool> retired_pages_pending;
   std::optional<bool> row_remap_pending;
   std::optional<bool> row_remap_failed;
-  std::optional<std::uint64_t> clock_event_reasons;  // NVML clocks-event reason bit mask
+  std::optional<std::uint64_t> remapped_rows_corrected;    // rows remapped over the GPU's life
+  std::optional<std::uint64_t> remapped_rows_uncorrected;  // for correctable / uncorrectable errors
+  std::optional<std::uint64_t> clock_event_reasons;        // NVML clocks-event reason bit mask
   std::optional<int> temperature_c;
   std::optional<int> pcie_gen_current;
   std::optional<int> pcie_gen_max_link;  // the most this GPU and its slot can do together

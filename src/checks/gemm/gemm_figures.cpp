@@ -7,7 +7,8 @@ GemmFigures::GemmFigures()
                               "median TFLOP/s of the verified matrix products")
                         .per({"gpu"})
                         .exported_as("preflight_gemm_tflops")
-                        .feeds("gemm_{dtype}_tflops")),
+                        .feeds("gemm_{dtype}_tflops")
+                        .limited()),
       tflops_min("{dtype}.tflops_min", "TFLOP/s", "slowest verified matrix product"),
       tflops_max("{dtype}.tflops_max", "TFLOP/s", "fastest verified matrix product"),
       node_median_tflops(Figure<1>("{dtype}.node_median_tflops", "TFLOP/s",

@@ -7,7 +7,8 @@ HbmFigures::HbmFigures()
                              "GPU memory traffic of verified device-to-device copies")
                        .per({"gpu"})
                        .exported_as("preflight_hbm_bandwidth_bytes_per_second")
-                       .feeds("hbm_gbps")),
+                       .feeds("hbm_gbps")
+                       .limited()),
       pattern_bad_words(Figure<0>("pattern_bad_words", "count",
                                   "words of GPU memory that read back wrong in the pattern test")
                             .per({"gpu"})

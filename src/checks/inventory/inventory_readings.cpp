@@ -107,9 +107,12 @@ Json gpu_json(const GpuReading& g) {
   put(j, "ecc_uncorrected_volatile", g.ecc_uncorrected_volatile);
   put(j, "ecc_uncorrected_aggregate", g.ecc_uncorrected_aggregate);
   put(j, "ecc_corrected_volatile", g.ecc_corrected_volatile);
+  put(j, "ecc_corrected_aggregate", g.ecc_corrected_aggregate);
   put(j, "retired_pages_pending", g.retired_pages_pending);
   put(j, "row_remap_pending", g.row_remap_pending);
   put(j, "row_remap_failed", g.row_remap_failed);
+  put(j, "remapped_rows_corrected", g.remapped_rows_corrected);
+  put(j, "remapped_rows_uncorrected", g.remapped_rows_uncorrected);
   if (g.clock_event_reasons) j["clock_event_reasons"] = clock_event_names(*g.clock_event_reasons);
   put(j, "temperature_c", g.temperature_c);
   put(j, "pcie_gen_current", g.pcie_gen_current);
@@ -154,9 +157,12 @@ GpuReading gpu_of(const Fields& f, int position) {
   g.ecc_uncorrected_volatile = f.count("ecc_uncorrected_volatile");
   g.ecc_uncorrected_aggregate = f.count("ecc_uncorrected_aggregate");
   g.ecc_corrected_volatile = f.count("ecc_corrected_volatile");
+  g.ecc_corrected_aggregate = f.count("ecc_corrected_aggregate");
   g.retired_pages_pending = f.flag("retired_pages_pending");
   g.row_remap_pending = f.flag("row_remap_pending");
   g.row_remap_failed = f.flag("row_remap_failed");
+  g.remapped_rows_corrected = f.count("remapped_rows_corrected");
+  g.remapped_rows_uncorrected = f.count("remapped_rows_uncorrected");
   if (f.find("clock_event_reasons") != nullptr) {
     try {
       g.clock_event_reasons = clock_event_mask(f.texts("clock_event_reasons"));

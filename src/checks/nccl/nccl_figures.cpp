@@ -6,7 +6,8 @@ NcclFigures::NcclFigures()
     : busbw_gbps(
           Figure<2>("{op}.{bytes}.busbw_gbps", "GB/s",
                     "bus bandwidth of the node's verified collective (nccl-tests' definition)")
-              .exported_as("preflight_nccl_busbw_bytes_per_second")) {}
+              .exported_as("preflight_nccl_busbw_bytes_per_second")
+              .limited()) {}
 
 std::vector<FigureExport> NcclFigures::exports() const {
   return {busbw_gbps.spec()};

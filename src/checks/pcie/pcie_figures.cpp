@@ -28,7 +28,8 @@ PcieFigures::PcieFigures() {
                          .per({"gpu"})
                          .with_fixed({{"direction", direction}})
                          .exported_as("preflight_pcie_bandwidth_bytes_per_second")
-                         .feeds(direction == "bidir" ? "" : "pcie_" + direction + "_gbps"));
+                         .feeds(direction == "bidir" ? "" : "pcie_" + direction + "_gbps")
+                         .limited());
     all_at_once_.push_back(
         Figure<0>(direction + "_all_gbps", "GB/s",
                   "verified host<->GPU copy bandwidth with every GPU copying at once")

@@ -12,15 +12,18 @@ RdmaFigures::RdmaFigures()
       loopback_gbps(
           Figure<0>("loopback_gbps", "Gb/s", "verified RDMA write bandwidth of a port to itself")
               .per({"port"})
-              .exported_as("preflight_rdma_loopback_bits_per_second")),
+              .exported_as("preflight_rdma_loopback_bits_per_second")
+              .limited()),
       pair_gbps(Figure<0>("pair_gbps", "Gb/s", "verified RDMA write bandwidth between NICs")
                     .per({"src", "dst"})
-                    .exported_as("preflight_rdma_pair_bits_per_second")),
+                    .exported_as("preflight_rdma_pair_bits_per_second")
+                    .limited()),
       gpudirect_gbps(
           Figure<0>("gpudirect_gbps", "Gb/s",
                     "verified RDMA write bandwidth from the NIC into its nearest GPU's memory")
               .per({"nic"})
-              .exported_as("preflight_rdma_gpudirect_bits_per_second")) {}
+              .exported_as("preflight_rdma_gpudirect_bits_per_second")
+              .limited()) {}
 
 const Figure<0>& RdmaFigures::transfer(std::string_view kind) const {
   if (kind == "loopback") return loopback_gbps;
