@@ -116,12 +116,12 @@ run_address() {
     [[ $step == "$part" || $step == test || $step == all ]] || continue
     reports=$repo/$dir/sanitizer-reports/$part
     rm -rf "$reports" && mkdir -p "$reports"
-    asan_options="log_path=$reports/asan:exitcode=86:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
+    asan_options="log_path=$reports/asan:log_exe_name=1:exitcode=86:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
     asan_env=(
       ASAN_OPTIONS="$asan_options"
       LSAN_OPTIONS="suppressions=$repo/tests/sanitizers/lsan.supp:print_suppressions=0"
       OMPI_MCA_mca_base_component_disable_dlclose=1
-      UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1")
+      UBSAN_OPTIONS="log_path=$reports/ubsan:log_exe_name=1:print_stacktrace=1:halt_on_error=1")
     if [[ $part == unit ]]; then
       echo "sanitize: === address + undefined: ctest -L '^unit$' ($jobs at a time) ==="
       (cd "$dir" && env "${asan_env[@]}" ctest --output-on-failure --timeout 600 -j "$jobs" \

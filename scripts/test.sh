@@ -230,6 +230,14 @@ note_failed_tests() {
     summary+=("    $line")
   done < <(awk '/: FAILED:$/ { left = 4 }
                 left > 0 { print substr($0, 1, 200); left--; if (++n >= 24) exit }' "$2")
+  # A sanitizer report from a process whose exit no test checks fails the step with every test
+  # passed (sanitize.sh's reports_clean): quote the reports' first lines that say what and where
+  # (CI stop 38 lost them).
+  while IFS= read -r line; do
+    summary+=("    $line")
+  done < <(awk '/sanitizer report\(s\):$/ { on = 1 }
+                on && (/^--- / || /ERROR: |runtime error|SUMMARY: |^ *#[0-5] /) {
+                  print substr($0, 1, 200); if (++n >= 24) exit }' "$2")
 }
 
 # run_step NAME COMMAND...: a hardening step; its outcome and time go to the summary.

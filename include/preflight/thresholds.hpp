@@ -20,6 +20,8 @@
 namespace preflight {
 
 inline constexpr std::string_view kThresholdsSchema = "preflight.thresholds/1";
+// The most a thresholds file may hold (load_thresholds refuses more; a baseline too).
+inline constexpr std::size_t kThresholdsFileMaxBytes = 1024 * 1024;
 
 // A GPU model's datasheet: the facts thresholds are derived from. 0 where the datasheet gives
 // none. Sources: docs/thresholds.md.

@@ -8,10 +8,11 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
 #include "learned/baseline_learning.hpp"
@@ -45,31 +46,50 @@ void check_file_count(std::size_t count) {
   }
 }
 
+// The verdict files to read, each file once: a file named twice (given itself and inside a
+// directory given too, or through two links) would count its run twice, and its node's median
+// would lean on it.
+struct VerdictFiles {
+  std::vector<std::string> paths;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  std::size_t repeated = 0;  // names of a file already listed, passed over
+
+  void add(const std::string& path, const struct stat& info) {
+    if (!seen.emplace(info.st_dev, info.st_ino).second) {
+      ++repeated;
+      return;
+    }
+    paths.push_back(path);
+    check_file_count(paths.size());
+  }
+};
+
 // The regular *.json files directly inside `dir`, sorted by name; anything else there (a
 // subdirectory, a FIFO, notes) is not a verdict and is passed over.
-void add_directory(const std::string& dir, std::vector<std::string>& files) {
+void add_directory(const std::string& dir, VerdictFiles& files) {
   const std::unique_ptr<DIR, int (*)(DIR*)> stream(::opendir(dir.c_str()), ::closedir);
   if (!stream) {
     throw InvalidInput(printable(dir) + ": cannot read the directory: " + std::strerror(errno));
   }
-  std::vector<std::string> names;
+  std::vector<std::pair<std::string, struct stat>> entries;
   while (const dirent* entry = ::readdir(stream.get())) {
     const std::string name = entry->d_name;
     if (!has_json_suffix(name)) continue;
     struct stat info {};
     if (::stat((dir + "/" + name).c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
-    names.push_back(name);
+    entries.emplace_back(name, info);
     // Counted while listing: a directory of millions of files is refused without holding them.
-    check_file_count(files.size() + names.size());
+    check_file_count(files.paths.size() + entries.size());
   }
-  std::sort(names.begin(), names.end());
-  for (const std::string& name : names) files.push_back(dir + "/" + name);
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [name, info] : entries) files.add(dir + "/" + name, info);
 }
 
-// The verdict files the arguments name, in order. Throws InvalidInput for an argument that is
-// neither a regular file nor a directory, and for too many files or none.
-std::vector<std::string> verdict_files(const std::vector<std::string>& inputs) {
-  std::vector<std::string> files;
+// The verdict files the arguments name, in order, each once. Throws InvalidInput for an
+// argument that is neither a regular file nor a directory, and for too many files or none.
+VerdictFiles verdict_files(const std::vector<std::string>& inputs) {
+  VerdictFiles files;
   for (const std::string& input : inputs) {
     struct stat info {};
     if (::stat(input.c_str(), &info) != 0) {
@@ -78,13 +98,14 @@ std::vector<std::string> verdict_files(const std::vector<std::string>& inputs) {
     if (S_ISDIR(info.st_mode)) {
       add_directory(input, files);
     } else if (S_ISREG(info.st_mode)) {
-      files.push_back(input);
-      check_file_count(files.size());
+      files.add(input, info);
     } else {
       throw InvalidInput(printable(input) + ": neither a regular file nor a directory");
     }
   }
-  if (files.empty()) throw InvalidInput("no verdict files: the directories hold no *.json file");
+  if (files.paths.empty()) {
+    throw InvalidInput("no verdict files: the directories hold no *.json file");
+  }
   return files;
 }
 
@@ -102,11 +123,11 @@ CommandResult baseline_command(const Invocation& inv) {
   FILE* summary_stream = file_to_stdout ? stderr : stdout;
 
   // Every file is read before anything is written: one bad file writes nothing (exit 2).
-  const std::vector<std::string> files = verdict_files(args.inputs);
+  const VerdictFiles files = verdict_files(args.inputs);
   CheckRegistry registry;
   register_builtin_checks(registry);
   BaselineLearner learner(registry.figure_catalogue());
-  for (const std::string& path : files) learner.add(path, load_verdict_file(path));
+  for (const std::string& path : files.paths) learner.add(path, load_verdict_file(path));
 
   LearnOptions options;
   options.min_nodes = args.min_nodes;
@@ -116,6 +137,10 @@ CommandResult baseline_command(const Invocation& inv) {
 
   const std::string summary = baseline_summary(learning);
   std::fwrite(summary.data(), 1, summary.size(), summary_stream);
+  if (files.repeated > 0) {
+    std::fprintf(summary_stream, "\n%s named more than once: read once.\n",
+                 count_of(files.repeated, "verdict file was", "verdict files were").c_str());
+  }
   if (!learning.learned_any()) {
     std::fprintf(summary_stream, "\nNothing learned: %s not written.\n",
                  file_to_stdout ? "no thresholds file" : args.out_path.c_str());
@@ -123,10 +148,15 @@ CommandResult baseline_command(const Invocation& inv) {
     return {kExitUnhealthy, false};
   }
 
-  nlohmann::ordered_json document;
-  document["schema"] = std::string(kThresholdsSchema);
-  document["baseline"] = baseline_to_json(learning.limits);
-  const std::string text = document.dump(2) + "\n";
+  std::string text;
+  try {
+    text = baseline_thresholds_text(learning.limits);
+  } catch (const std::length_error& e) {
+    // run and judge would refuse it: nothing is written that cannot be used.
+    std::fflush(summary_stream);
+    std::fprintf(stderr, "preflight: %s; nothing written\n", e.what());
+    return {kExitInternalError, false};
+  }
   const std::string what = count_of(learning.limits.groups.size(), "group", "groups") + ", " +
                            count_of(figure_count(learning.limits), "figure limit", "figure limits");
   if (file_to_stdout) {

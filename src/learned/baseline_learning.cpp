@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "learned/figure_samples.hpp"
 #include "model/stats.hpp"
 #include "model/text_format.hpp"
+#include "preflight/thresholds.hpp"
 
 namespace preflight {
 
@@ -253,6 +257,19 @@ std::string baseline_summary(const BaselineLearning& learning) {
     }
   }
   return out;
+}
+
+std::string baseline_thresholds_text(const BaselineLimits& limits) {
+  nlohmann::ordered_json document;
+  document["schema"] = std::string(kThresholdsSchema);
+  document["baseline"] = baseline_to_json(limits);
+  std::string text = document.dump(2) + "\n";
+  if (text.size() > kThresholdsFileMaxBytes) {
+    throw std::length_error("the thresholds file would be " + std::to_string(text.size()) +
+                            " bytes, over the " + std::to_string(kThresholdsFileMaxBytes) +
+                            " a thresholds file may hold: learn each node shape's verdicts apart");
+  }
+  return text;
 }
 
 }  // namespace preflight

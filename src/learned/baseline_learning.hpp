@@ -100,4 +100,9 @@ BaselineLearning learn_baseline(const std::vector<std::pair<std::string, Verdict
 // and runs it learned from fall below it, outliers removed), refusals with their reasons.
 std::string baseline_summary(const BaselineLearning& learning);
 
+// The thresholds file `preflight baseline` writes: the schema and the "baseline" block. Throws
+// std::length_error when it would be larger than a thresholds file may be
+// (kThresholdsFileMaxBytes), which run and judge would refuse.
+std::string baseline_thresholds_text(const BaselineLimits& limits);
+
 }  // namespace preflight

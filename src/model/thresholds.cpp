@@ -25,7 +25,6 @@ namespace {
 using OrderedJson = nlohmann::ordered_json;
 
 constexpr int kMaxNestingDepth = 8;
-constexpr std::size_t kMaxFileBytes = 1024 * 1024;
 constexpr std::size_t kMaxShownReasonChars = 200;  // of a parser's message
 
 // Whole numbers print without a fraction ("900", not "900.000000"); others as %g would.
@@ -296,7 +295,7 @@ void Thresholds::set_node_shape(const MachineShape* shape, std::string chosen_by
 }
 
 void Thresholds::apply_overrides_file(const std::string& path) {
-  apply_overrides(read_bounded_file(path, kMaxFileBytes), path);
+  apply_overrides(read_bounded_file(path, kThresholdsFileMaxBytes), path);
 }
 
 std::string Thresholds::to_json_text() const {

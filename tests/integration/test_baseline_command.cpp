@@ -3,6 +3,8 @@
 // file could not be written), nothing written unless learned.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -110,6 +112,24 @@ TEST_CASE("baseline: --out - writes the file to stdout and the summary to stderr
   const nlohmann::json doc = parse_json(r.out, "stdout");
   CHECK(doc.at("schema") == "preflight.thresholds/1");
   CHECK_THAT(r.err, Catch::Contains("Group hgx-h100: 10 nodes, 20 runs"));
+}
+
+TEST_CASE("baseline: a verdict named twice is read once", "[baseline]") {
+  // A file given itself and inside its directory, and a second name for another (a link, as
+  // archives made by hand have): counted twice, its run would weigh twice in its node's median.
+  TempDir verdicts;
+  bcmd_write_fleet(verdicts, 10);
+  TempDir elsewhere;
+  const std::string again = elsewhere.file("gpu101-0-again.json");
+  REQUIRE(::symlink(verdicts.file("gpu101-0.json").c_str(), again.c_str()) == 0);
+  TempDir out;
+  const RunResult r = preflight({"baseline", verdicts.file("gpu100-0.json"), verdicts.path(), again,
+                                 "--out", out.file("site.json")});
+  INFO(describe(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("Learned from 20 of 20 verdicts"));
+  CHECK_THAT(r.out, Catch::Contains("Group hgx-h100: 10 nodes, 20 runs"));
+  CHECK_THAT(r.out, Catch::Contains("2 verdict files were named more than once: read once."));
 }
 
 TEST_CASE("baseline: too few nodes learn nothing: exit 1, the reason, no file", "[baseline]") {

@@ -4,11 +4,15 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "learned/baseline_learning.hpp"
+#include "preflight/thresholds.hpp"
 #include "support/builtin_figures.hpp"
 
 using namespace preflight;
@@ -264,4 +268,33 @@ TEST_CASE("baseline learning: a repeated run counts once, by its reported pass",
   CHECK(learning.groups[0].runs == 10);
   REQUIRE(learning.limits.groups.size() == 1);
   CHECK(learning.limits.groups[0].figures.at(0).runs == 10);
+}
+
+TEST_CASE("baseline learning: the thresholds file is the schema and the block, within the bound",
+          "[baseline]") {
+  BlearnVerdicts verdicts;
+  blearn_add_fleet(verdicts, "hgx-h100", "node", 10, 2);
+  const BaselineLearning learning =
+      learn_baseline(verdicts, test::builtin_figures(), LearnOptions{});
+  REQUIRE(learning.learned_any());
+  const auto document = nlohmann::ordered_json::parse(baseline_thresholds_text(learning.limits));
+  CHECK(document.at("schema") == std::string(kThresholdsSchema));
+  const BaselineLimits back = baseline_from_json(document.at("baseline"));
+  REQUIRE(back.groups.size() == learning.limits.groups.size());
+  CHECK(back.groups[0].figures.size() == learning.limits.groups[0].figures.size());
+
+  // A site's every shape and figure at once can outgrow what run and judge read: refused, so
+  // that nothing unusable is written. 6,000 figures of about 250 bytes are over 1 MiB.
+  BaselineLimits huge = learning.limits;
+  const FigureBaseline figure = huge.groups[0].figures.at(0);
+  for (int group = 0; group < 60; ++group) {
+    BaselineGroup more;
+    more.id = "shape-" + std::to_string(group);
+    for (int i = 0; i < 100; ++i) {
+      more.figures.push_back(figure);
+      more.figures.back().entity = "gpu" + std::to_string(i);
+    }
+    huge.groups.push_back(more);
+  }
+  CHECK_THROWS_AS(baseline_thresholds_text(huge), std::length_error);
 }
