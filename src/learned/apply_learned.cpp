@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <string>
 
 #include "learned/figure_samples.hpp"
+#include "learned/history_detail.hpp"
+#include "learned/regression.hpp"
 #include "preflight/check.hpp"
 
 namespace preflight {
@@ -28,21 +32,55 @@ bool drilled(const Verdict& verdict, const std::string& check) {
   return false;
 }
 
+// Each limited figure's values in the node's runs before `current`, oldest first, by
+// FigureSample::key.
+std::map<std::string, std::vector<double>> earlier_values(const Verdict& current,
+                                                          const History& history,
+                                                          const FigureCatalogue& catalogue) {
+  std::map<std::string, std::vector<double>> values;
+  for (const history_detail::EarlierRun& run : history_detail::earlier_runs(current, history)) {
+    for (const FigureSample& s : limited_figures(*run.verdict, catalogue)) {
+      values[s.key()].push_back(s.value);
+    }
+  }
+  return values;
+}
+
 }  // namespace
 
 std::vector<Finding> baseline_findings(const Verdict& verdict, const BaselineGroup& group,
-                                       const FigureCatalogue& catalogue) {
+                                       const FigureCatalogue& catalogue, const History* history,
+                                       int window) {
   std::vector<Finding> out;
+  std::map<std::string, std::vector<double>> before;
+  bool before_read = false;
   for (const FigureSample& s : limited_figures(verdict, catalogue)) {
     const FigureBaseline* b = group.find(s.check, s.entity, s.metric);
     if (b == nullptr || !(s.value < b->limit)) continue;
-    char text[400];
-    std::snprintf(text, sizeof text,
-                  "%s %.4g %s is below the site baseline's limit %.4g (median %.4g of %d nodes "
-                  "of %s; %.1f%% below it)",
+    char figures[400];
+    std::snprintf(figures, sizeof figures,
+                  "%s %.4g %s is below the site baseline's limit %.4g (median %.4g of %d nodes of "
+                  "%s; %.1f%% below it)",
                   s.key().c_str(), s.value, s.unit.c_str(), b->limit, b->median, b->nodes,
                   group.id.c_str(), 100.0 * (1.0 - s.value / b->median));
-    Finding f = make_finding(learned_findings(), "FIGURE_BELOW_BASELINE",
+    std::string text = figures;
+    // Without a history nothing tells one bad run from a slow node: every run below fails.
+    bool persistent = true;
+    if (history != nullptr) {
+      if (!before_read) {
+        before = earlier_values(verdict, *history, catalogue);
+        before_read = true;
+      }
+      const auto found = before.find(s.key());
+      const BelowBaseline judged = judge_below_baseline(
+          found == before.end() ? std::vector<double>{} : found->second, s.value, b->limit, window);
+      persistent = judged.persistent;
+      text += ", in " + std::to_string(judged.below) + " of the node's last " +
+              std::to_string(judged.runs) + " runs";
+      if (!persistent) text += ": one bad run so far; below it again within the next runs fails";
+    }
+    Finding f = make_finding(learned_findings(),
+                             persistent ? "FIGURE_BELOW_BASELINE" : "FIGURE_BELOW_BASELINE_ONCE",
                              s.entity.empty() ? "node" : s.entity, text);
     f.judged = true;
     // A drill that slowed the check (gemm-slow, ...) slowed its figures: the finding is the
@@ -77,7 +115,8 @@ void apply_learned(Verdict& verdict, const FigureCatalogue& catalogue, const Lea
     for (const FigureSample& s : limited_figures(verdict, catalogue)) {
       if (group->find(s.check, s.entity, s.metric) != nullptr) ++record.baseline_figures;
     }
-    for (Finding& f : baseline_findings(verdict, *group, catalogue)) {
+    for (Finding& f : baseline_findings(verdict, *group, catalogue, inputs.history,
+                                        inputs.options.regression.window)) {
       findings.push_back(std::move(f));
     }
   }

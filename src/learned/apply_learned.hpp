@@ -16,10 +16,14 @@ struct LearnedInputs {
   HistoryOptions options;
 };
 
-// The figures of the verdict below its baseline group's limits: FIGURE_BELOW_BASELINE, judged,
-// one per figure and entity.
+// The figures of the verdict below its baseline group's limits, judged, one per figure and
+// entity: FIGURE_BELOW_BASELINE. With the node's history, only a figure below the limit in a
+// majority of the last `window` runs (judge_below_baseline) is; one below it in this run alone
+// is FIGURE_BELOW_BASELINE_ONCE (info): one bad run is not a slow node. Without a history
+// nothing tells the two apart, and every run below the limit fails.
 std::vector<Finding> baseline_findings(const Verdict& verdict, const BaselineGroup& group,
-                                       const FigureCatalogue& catalogue);
+                                       const FigureCatalogue& catalogue,
+                                       const History* history = nullptr, int window = 3);
 
 // Drops the learned findings the verdict carries (a verdict judged again makes them anew),
 // adds the baseline's and the history's, records what was applied (Verdict::learned) and

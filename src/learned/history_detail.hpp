@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "learned/history.hpp"
 #include "preflight/verdict.hpp"
 
 namespace preflight::history_detail {
@@ -21,6 +22,11 @@ struct EarlierRun {
   const Verdict* verdict = nullptr;
   double started = 0;  // seconds since the epoch
 };
+
+// The runs of the history before `current`, oldest first: a run with the current one's start is
+// the current one already saved, and a later one (judge of an old verdict) is not its history.
+// Runs whose start cannot be placed are left out (read_history noted them).
+std::vector<EarlierRun> earlier_runs(const Verdict& current, const History& history);
 
 // Whether the run was unhealthy for what the node showed in it (exit code 1 for a warn or
 // fail finding of its own), not for what the history added to it (FIGURE_REGRESSED,

@@ -80,6 +80,21 @@ bool check_drilled(const Verdict& verdict, const std::string& check) {
   return false;
 }
 
+std::vector<EarlierRun> earlier_runs(const Verdict& current, const History& history) {
+  const auto current_start = parse_utc_time(current.started_at);
+  std::vector<EarlierRun> earlier;
+  for (const HistoryRun& run : history.runs) {
+    if (run.verdict.started_at == current.started_at) continue;
+    const auto started = parse_utc_time(run.verdict.started_at);
+    if (!started) continue;  // read_history skipped it with a note already
+    if (current_start && !(*started < *current_start)) continue;
+    earlier.push_back({&run.verdict, *started});
+  }
+  std::stable_sort(earlier.begin(), earlier.end(),
+                   [](const EarlierRun& a, const EarlierRun& b) { return a.started < b.started; });
+  return earlier;
+}
+
 }  // namespace history_detail
 
 namespace {
@@ -88,23 +103,6 @@ using history_detail::EarlierRun;
 
 std::string history_figure_key(const FigureSample& s) {
   return s.check + '\n' + s.entity + '\n' + s.metric;
-}
-
-// The runs of the history before `current`: a run with its start is the current one already
-// saved, and a later one (judge of an old verdict) is not its history.
-std::vector<EarlierRun> history_earlier_runs(const Verdict& current, const History& history,
-                                             const std::optional<double>& current_start) {
-  std::vector<EarlierRun> earlier;
-  for (const HistoryRun& run : history.runs) {
-    if (run.verdict.started_at == current.started_at) continue;
-    const auto started = history_detail::parse_utc_time(run.verdict.started_at);
-    if (!started) continue;  // read_history skipped it with a note already
-    if (current_start && !(*started < *current_start)) continue;
-    earlier.push_back({&run.verdict, *started});
-  }
-  std::stable_sort(earlier.begin(), earlier.end(),
-                   [](const EarlierRun& a, const EarlierRun& b) { return a.started < b.started; });
-  return earlier;
 }
 
 struct HistoryPoint {
@@ -283,7 +281,7 @@ HistoryJudgement judge_history(const Verdict& current, const History& history,
                                const HistoryOptions& options) {
   HistoryJudgement out;
   const auto current_start = history_detail::parse_utc_time(current.started_at);
-  const std::vector<EarlierRun> earlier = history_earlier_runs(current, history, current_start);
+  const std::vector<EarlierRun> earlier = history_detail::earlier_runs(current, history);
   history_regressions(current, earlier, catalogue, fleet, options.regression, out);
   for (Finding& f : history_detail::counter_findings(current, earlier)) {
     out.findings.push_back(std::move(f));

@@ -162,4 +162,21 @@ RegressionResult judge_regression(const std::vector<double>& earlier,
   return r;
 }
 
+BelowBaseline judge_below_baseline(const std::vector<double>& before, double current, double limit,
+                                   int window) {
+  if (window < 2) throw std::invalid_argument("the window must be at least 2 runs");
+  BelowBaseline out;
+  out.runs = 1;
+  out.below = current < limit ? 1 : 0;
+  const std::size_t take = std::min(before.size(), static_cast<std::size_t>(window - 1));
+  for (std::size_t i = before.size() - take; i < before.size(); ++i) {
+    ++out.runs;
+    if (before[i] < limit) ++out.below;
+  }
+  // A majority of the full window, counted as if the runs not recorded were above: a node with
+  // one run below and no history is not yet known to be slow.
+  out.persistent = current < limit && 2 * out.below > window;
+  return out;
+}
+
 }  // namespace preflight

@@ -67,4 +67,19 @@ RegressionResult judge_regression(const std::vector<double>& earlier,
                                   const std::optional<FleetReference>& fleet,
                                   const RegressionOptions& options);
 
+// A figure below its fleet limit (FIGURE_BELOW_BASELINE) when the node's history is known: is
+// it the node, or one bad run? `before`: the figure's values in the node's runs before the
+// current one, oldest first (any health: a run failed for this very figure counts); the last
+// `window` - 1 of them and the current value are judged. The node stays below when the current
+// value is below the limit and so is a majority of the window (2 of 3 with the default), runs
+// not recorded counting as above. A first run below the limit, with the runs before it above or
+// none recorded, is one bad run. `window` < 2: std::invalid_argument.
+struct BelowBaseline {
+  int below = 0;  // runs below the limit among those judged, the current one included
+  int runs = 0;   // runs judged: the current one and up to window - 1 before it
+  bool persistent = false;
+};
+BelowBaseline judge_below_baseline(const std::vector<double>& before, double current, double limit,
+                                   int window);
+
 }  // namespace preflight

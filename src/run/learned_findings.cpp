@@ -14,10 +14,17 @@ const FindingTable& learned_findings() {
           {"FIGURE_BELOW_BASELINE", Severity::fail, Action::service,
            "A figure is below the limit the site's baseline learned from its fleet of nodes of "
            "the same shape (preflight baseline): the node is slower than its siblings by more "
-           "than their spread allows, though the datasheet limits may pass it.",
+           "than their spread allows, though the datasheet limits may pass it. With --history, "
+           "below it in most of the node's last runs, not in one alone.",
            "Compare the entity with the same one on a sibling node (preflight judge on both "
            "verdicts); reseat or replace the part named, or send the node for service. If the "
            "whole fleet reads low, learn the baseline again (docs/baseline.md)."},
+          {"FIGURE_BELOW_BASELINE_ONCE", Severity::info, Action::none,
+           "A figure is below the site baseline's limit in this run, but not in most of the "
+           "node's last runs (--history): one bad run, not yet a slow node. Below the limit "
+           "again within the next runs, it fails as FIGURE_BELOW_BASELINE.",
+           "Nothing now; if it repeats on the same entity, the next runs fail it. Look at what "
+           "else ran on the node at the time."},
           {"FIGURE_REGRESSED", Severity::warn, Action::none,
            "A figure dropped below the node's own earlier runs and stayed down for several "
            "consecutive runs, beyond its run-to-run noise: the node was fine before and is not "

@@ -107,6 +107,25 @@ TEST_CASE("learned limits: a node 5.5% slower than its siblings fails once the b
   const RunResult fine = preflight({"judge", sibling, "--thresholds", site});
   INFO(describe(fine));
   CHECK(fine.exit_code == 0);
+
+  // With the node's history, its runs before at full speed: one bad run, noted, not failed.
+  TempDir history;
+  write_file(history.file("prolog-0.json"), ll_verdict("gpu300", 9, 3, 750).dump(2));
+  write_file(history.file("prolog-1.json"), ll_verdict("gpu300", 9, 15, 749).dump(2));
+  const RunResult once = preflight(
+      {"judge", slow, "--thresholds", site, "--history", history.path(), "--json", "-"});
+  INFO(describe(once));
+  CHECK(once.exit_code == 0);
+  const std::vector<std::string> once_codes = ll_codes(parse_json(once.out, "judge's verdict"));
+  CHECK(ll_has(once_codes, "FIGURE_BELOW_BASELINE_ONCE"));
+  CHECK_FALSE(ll_has(once_codes, "FIGURE_BELOW_BASELINE"));
+  // Slow in the run before too: the node is slow, and fails.
+  write_file(history.file("prolog-2.json"), ll_verdict("gpu300", 9, 21, 750 * 0.946).dump(2));
+  const RunResult twice = preflight(
+      {"judge", slow, "--thresholds", site, "--history", history.path(), "--json", "-"});
+  INFO(describe(twice));
+  CHECK(twice.exit_code == 1);
+  CHECK(ll_has(ll_codes(parse_json(twice.out, "judge's verdict")), "FIGURE_BELOW_BASELINE"));
 }
 
 TEST_CASE(

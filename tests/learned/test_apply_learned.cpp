@@ -1,6 +1,7 @@
 // apply_learned (src/learned/apply_learned.hpp): the baseline's limits fail a figure below them
 // on its entity, a verdict judged again sheds the learned findings it carried and makes them
-// anew, and without a baseline or a history nothing is added.
+// anew, and without a baseline or a history nothing is added; with a history, one run below the
+// baseline is one bad run, noted, and a second fails.
 #include <string>
 #include <vector>
 
@@ -137,6 +138,57 @@ TEST_CASE("learned limits: a drill that slowed the check marks the baseline's fi
   apply_learned(v, catalogue, inputs, false);
   REQUIRE(v.findings.size() == 1);
   CHECK(v.findings[0].injected);
+}
+
+TEST_CASE("learned limits: with a history, one run below the baseline is noted, two fail") {
+  const FigureCatalogue catalogue = applied_catalogue();
+  const BaselineLimits baseline = applied_baseline();
+  History history;
+  history.dir = "/var/lib/preflight/history";
+  const auto earlier = [](const char* started, const std::vector<double>& tflops) {
+    Verdict v = applied_node(tflops);
+    v.started_at = started;
+    return HistoryRun{std::string(started) + ".json", v};
+  };
+  history.runs.push_back(earlier("2026-11-27T01:00:00Z", {748, 751, 749, 752}));
+  history.runs.push_back(earlier("2026-11-27T13:00:00Z", {750, 747, 753, 749}));
+  LearnedInputs inputs;
+  inputs.baseline = &baseline;
+  inputs.history = &history;
+
+  // GPU 2 dips once, its runs before above the limit: one bad run, noted, the run passes.
+  Verdict dip = applied_node({749, 750, 690, 751});
+  apply_learned(dip, catalogue, inputs, false);
+  CHECK(dip.exit_code == kExitHealthy);
+  REQUIRE(dip.findings.size() == 1);
+  CHECK(dip.findings[0].code == "FIGURE_BELOW_BASELINE_ONCE");
+  CHECK(dip.findings[0].severity == Severity::info);
+  CHECK(dip.findings[0].entity == "gpu2");
+  CHECK_THAT(dip.findings[0].message, Catch::Contains("in 1 of the node's last 3 runs"));
+
+  // That run in the history, and GPU 2 below the limit again: the node, and it fails.
+  history.runs.push_back(earlier("2026-11-28T00:00:00Z", {749, 750, 690, 751}));
+  Verdict again = applied_node({750, 748, 695, 752});
+  apply_learned(again, catalogue, inputs, false);
+  CHECK(again.exit_code == kExitUnhealthy);
+  bool failed = false;
+  for (const Finding& f : again.findings) {
+    if (f.code != "FIGURE_BELOW_BASELINE") continue;
+    failed = true;
+    CHECK(f.entity == "gpu2");
+    CHECK_THAT(f.message, Catch::Contains("in 2 of the node's last 3 runs"));
+  }
+  CHECK(failed);
+
+  // A node with no run of its own yet: one run below the limit is one bad run too.
+  History empty;
+  empty.dir = history.dir;
+  inputs.history = &empty;
+  Verdict first = applied_node({749, 750, 690, 751});
+  apply_learned(first, catalogue, inputs, false);
+  CHECK(first.exit_code == kExitHealthy);
+  REQUIRE(first.findings.size() == 1);
+  CHECK(first.findings[0].code == "FIGURE_BELOW_BASELINE_ONCE");
 }
 
 }  // namespace preflight

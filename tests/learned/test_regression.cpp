@@ -208,3 +208,31 @@ TEST_CASE("judge_regression: options out of range are refused", "[learned]") {
                   std::invalid_argument);
   CHECK_NOTHROW(judge(with([](RegressionOptions& o) { o.window = 3; })));
 }
+
+TEST_CASE("judge_below_baseline: a majority of the window below the limit, one bad run not",
+          "[learned]") {
+  const double limit = 700;
+  // One bad run after runs above the limit, or with no run before it: not yet the node.
+  BelowBaseline once = judge_below_baseline({740, 735, 738}, 650, limit, 3);
+  CHECK_FALSE(once.persistent);
+  CHECK(once.below == 1);
+  CHECK(once.runs == 3);
+  once = judge_below_baseline({}, 650, limit, 3);
+  CHECK_FALSE(once.persistent);
+  CHECK(once.runs == 1);
+  // Below it twice in the last three runs (the current one among them): the node.
+  BelowBaseline twice = judge_below_baseline({740, 690, 720}, 680, limit, 3);
+  CHECK(twice.persistent);
+  CHECK(twice.below == 2);
+  twice = judge_below_baseline({690}, 680, limit, 3);
+  CHECK(twice.persistent);
+  CHECK(twice.runs == 2);
+  // Only the last window - 1 runs count: a slow spell long ago is not this one.
+  CHECK_FALSE(judge_below_baseline({650, 650, 650, 740, 740}, 680, limit, 3).persistent);
+  // The current run above the limit is never persistent, whatever came before.
+  CHECK_FALSE(judge_below_baseline({650, 650}, 710, limit, 3).persistent);
+  // A longer window asks for a larger majority: 3 of 4.
+  CHECK_FALSE(judge_below_baseline({740, 690, 720}, 680, limit, 4).persistent);
+  CHECK(judge_below_baseline({740, 690, 690}, 680, limit, 4).persistent);
+  CHECK_THROWS_AS(judge_below_baseline({}, 680, limit, 1), std::invalid_argument);
+}
