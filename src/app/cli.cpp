@@ -292,7 +292,8 @@ Invocation parse_command_line(int argc, const char* const* argv,
   baseline
       ->add_option("VERDICT", inv.baseline.inputs,
                    "verdict files, or directories whose *.json files are verdicts (not "
-                   "recursive); unhealthy, drill and re-judged verdicts are left out")
+                   "recursive); unhealthy, drill and re-judged verdicts are left out, and a "
+                   "file named twice is read once")
       ->required();
   baseline
       ->add_option("--out", inv.baseline.out_path,
