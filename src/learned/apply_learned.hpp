@@ -22,8 +22,8 @@ struct LearnedInputs {
 // is FIGURE_BELOW_BASELINE_ONCE (info): one bad run is not a slow node. Without a history
 // nothing tells the two apart, and every run below the limit fails.
 std::vector<Finding> baseline_findings(const Verdict& verdict, const BaselineGroup& group,
-                                       const FigureCatalogue& catalogue,
-                                       const History* history = nullptr, int window = 3);
+                                       const FigureCatalogue& catalogue, const History* history,
+                                       int window);
 
 // Drops the learned findings the verdict carries (a verdict judged again makes them anew),
 // adds the baseline's and the history's, records what was applied (Verdict::learned) and
