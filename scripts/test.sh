@@ -217,8 +217,10 @@ start_background_builds() {
 # note_failed_tests STEP LOG: the tests ctest listed as failed in LOG (its "The following tests
 # FAILED:" block, "<number> - <name> (<why>)"), one summary line each, so that the run's last
 # lines, all CI keeps of a long run, name them; then the first failed Catch assertions of the
-# log (the "file:line: FAILED:" line and the three after it: the expression and its values), at
-# most 24 lines of 200 characters, so that a failure seen once in CI says what failed.
+# log (the "file:line: FAILED:" line and what follows it: the expression, its values and the
+# start of its message, where a test puts a short account of what it judged, up to a JSON dump
+# or 10 lines), at most 24 lines of 200 characters, so that a failure seen once in CI says
+# what failed.
 note_failed_tests() {
   local step=$1 line
   while IFS= read -r line; do
@@ -228,7 +230,8 @@ note_failed_tests() {
                 { on = 0 }' "$2")
   while IFS= read -r line; do
     summary+=("    $line")
-  done < <(awk '/: FAILED:$/ { left = 4 }
+  done < <(awk '/: FAILED:$/ { left = 10 }
+                left > 0 && /^ *[{[]$/ { left = 0 }
                 left > 0 { print substr($0, 1, 200); left--; if (++n >= 24) exit }' "$2")
   # A sanitizer report from a process whose exit no test checks fails the step with every test
   # passed (sanitize.sh's reports_clean): quote the reports' first lines that say what and where

@@ -9,7 +9,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iterator>
+#include <sstream>
 #include <thread>
 
 namespace preflight::test {
@@ -103,6 +105,34 @@ std::set<int> ranks_of(const json& list) {
   std::set<int> out;
   for (const auto& item : list) out.insert(item.at("rank").get<int>());
   return out;
+}
+
+std::string groups_of_rank(const json& v, int rank) {
+  std::ostringstream line;
+  line << "rank " << rank << "'s groups:";
+  const auto figure = [](const json& value) {
+    std::ostringstream text;
+    if (value.is_number()) {
+      text << std::setprecision(3) << value.get<double>();
+    } else {
+      text << "-";
+    }
+    return text.str();
+  };
+  for (const auto& round : v.value("rounds", json::array())) {
+    for (const auto& g : round.value("groups", json::array())) {
+      const json ranks = g.value("ranks", json::array());
+      if (std::find(ranks.begin(), ranks.end(), rank) == ranks.end()) continue;
+      line << " | round " << round.value("index", 0) << " " << ranks.dump() << " "
+           << g.value("outcome", "?") << "/" << g.value("speed", "?") << " "
+           << figure(g.value("busbw_gbps", json())) << " GB/s (unpaced "
+           << figure(g.value("drill_unslowed_gbps", json())) << ", median "
+           << figure(g.value("median_gbps", json())) << ", gap " << figure(g.value("gap", json()))
+           << ", noise " << figure(g.value("noise", json())) << ")"
+           << (g.value("detail", "").rfind("speed not judged", 0) == 0 ? " not judged" : "");
+    }
+  }
+  return line.str();
 }
 
 std::string node_verdict(const json& v, int rank) {

@@ -60,4 +60,10 @@ std::set<int> ranks_of(const nlohmann::json& list);
 // nodes[rank].verdict.
 std::string node_verdict(const nlohmann::json& v, int rank);
 
+// One line on every group that held `rank`, round by round: members, outcome and speed
+// judgement, bus bandwidth, the drill's unpaced figure, the median, gap and noise it was judged
+// by, and "not judged" where the noise hid it. A failed check's first message, which CI's
+// summary quotes (the whole verdict after it is cut from CI's log).
+std::string groups_of_rank(const nlohmann::json& v, int rank);
+
 }  // namespace preflight::test

@@ -14,12 +14,13 @@ using nlohmann::json;
 
 TEST_CASE("fleet host: the slow-node drill delivers the factor it names") {
   // Every member of a host-transport group starts each iteration together, and the drill's
-  // rank stretches its own iterations to natural / FACTOR, so the group's figure (its slowest
-  // member's) is FACTOR of what the drilled rank's same iterations measured unpaced, unless a
-  // partner was slower than that still. 8M per rank keeps each exchange long against a
-  // descheduled partner. Measured under stress-ng --cpu 4 --vm 1: 0.750 in 12 of 12 runs for
-  // 0.75 (docs/fleet.md). Against the group's unpaced figure (a partner's, when slower than the
-  // drilled rank unpaced) it read above 0.8 in CI at stop 38.
+  // rank reports its own iterations at natural / FACTOR (pausing for the difference after
+  // them), so the group's figure (its slowest member's) is FACTOR of what the drilled rank's
+  // same iterations measured unpaced, unless a partner was slower than that still. 8M per rank
+  // keeps each exchange long against a descheduled partner. Measured under
+  // stress-ng --cpu 4 --vm 1: 0.750 in 12 of 12 runs for 0.75 (docs/fleet.md). Against the group's
+  // unpaced figure (a partner's, when slower than the drilled rank unpaced) it read above 0.8 in CI
+  // at stop 38.
   for (const double factor : {0.5, 0.75}) {
     const std::string spec = "allgather-slow:" + std::to_string(factor) + "@node=1";
     const auto r = run_fleet(4, {"--inject-fault", spec, "--sizes", "8M"});
@@ -61,10 +62,20 @@ TEST_CASE("fleet host: a slow node is a straggler with its partners healthy") {
   // group timeout is raised to 60 s so that the speed judgement is what is tested; a drilled
   // group that still times out is the tool's right answer for a node that slow, and is
   // accepted when it names rank 4 alone.
+  // CI failed it again on the next submission, under ASan beside the TSan build at nice 19: no
+  // straggler and no noise note, so a group of rank 4 was judged at speed. Reproduced here: the
+  // drill then paced inside each iteration, so its pair ran mostly after the other groups had
+  // finished, on a machine left to it, and its unpaced figure was 4.7 times the others'
+  // median (up to 8.75, past the 0.4 / 0.05 = 8 at which the drill no longer shows). Since it
+  // paces after its iterations, 1.2 (0.6 to 7.2, 30 groups); the tail is this machine's
+  // scheduler, and is accepted only where the verdict shows it (docs/fleet.md).
+  constexpr double kDrill = 0.05;
+  constexpr double kSlowFactor = 0.4;
   const auto r = run_fleet(8,
                            {"--inject-fault", "allgather-slow:0.05@node=4", "--slow-factor", "0.4",
                             "--sizes", "256K", "--group-timeout", "60"},
                            170);
+  INFO(groups_of_rank(r.verdict, 4));
   INFO(r.verdict.dump(2));
   const std::set<int> faulty = ranks_of(r.verdict.at("faulty"));
   const std::set<int> stragglers = ranks_of(r.verdict.at("stragglers"));
@@ -82,18 +93,27 @@ TEST_CASE("fleet host: a slow node is a straggler with its partners healthy") {
       }
     }
   } else if (stragglers.empty()) {
-    // No conviction from noise, and no silence either: the group of rank 4 that was not judged
-    // says why, and nobody else was named.
+    // No conviction, and no silence either. A group of rank 4 below the factor that the noise
+    // hid says so; or one judged at speed shows why: its drill delivered 0.05 of its own pair's
+    // unpaced figure, and that pair ran more than 0.4 / 0.05 times faster than the median of
+    // its round's groups. Nobody else was named.
     CHECK(r.process.exit_code == 0);
-    bool said = false;
+    bool accounted = false;
     for (const auto& round : r.verdict.at("rounds")) {
       for (const auto& g : round.at("groups")) {
         const auto& ranks = g.at("ranks");
         if (std::find(ranks.begin(), ranks.end(), 4) == ranks.end()) continue;
-        said = said || g.at("detail").get<std::string>().rfind("speed not judged: noise", 0) == 0;
+        if (g.at("detail").get<std::string>().rfind("speed not judged: noise", 0) == 0) {
+          accounted = true;
+        } else if (g.at("speed") == "normal" && g.at("drill_unslowed_gbps").is_number()) {
+          const double unpaced = g.at("drill_unslowed_gbps").get<double>();
+          const double delivered = g.at("busbw_gbps").get<double>() / unpaced;
+          const bool outran = kDrill * unpaced >= kSlowFactor * g.at("median_gbps").get<double>();
+          accounted = accounted || (delivered == Approx(kDrill).margin(0.005) && outran);
+        }
       }
     }
-    CHECK(said);
+    CHECK(accounted);
   } else {
     CHECK(r.process.exit_code == 1);
     CHECK(stragglers == std::set<int>{4});

@@ -59,8 +59,9 @@ std::vector<FaultKindSpec> fleet_fault_kinds() {
       node_kind("allgather-hang", FaultValue::none,
                 "the node never takes part in its group's all-gathers (the group times out)"),
       node_kind("allgather-slow", FaultValue::number,
-                "the node stretches each timed all-gather iteration to 1/FACTOR of its own "
-                "unpaced time, so its groups run at FACTOR of their speed"),
+                "the node reports each timed all-gather iteration at 1/FACTOR of its own "
+                "unpaced time and then pauses for the difference, so its groups run at FACTOR "
+                "of their speed"),
       node_kind("local-fail", FaultValue::none,
                 "the node's local checks report a failure, so it is kept out of the rounds"),
       // Hostile and broken peers (docs/fault-injection.md#fleet-kinds): what rank 0 must
