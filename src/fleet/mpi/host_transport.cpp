@@ -181,9 +181,10 @@ class HostTransport final : public GroupTransport {
           // slowest member's figure) measures at the factor named. The pause is real time, but
           // held after the size's last iteration, not in each: a group paced iteration by
           // iteration ran most of its exchanges after the other groups of its round had ended,
-          // on a machine left to it, and on shared cores that alone made its unpaced figure
-          // 1.4 to 2.3 times theirs here, enough in CI (ASan, stop 39) to leave a
-          // twentyfold drill unnamed. Unpaced, its exchanges run beside theirs as any group's.
+          // on cores left to it, and that alone made its unpaced figure a median 1.65 times
+          // theirs here idle and 4.67 times (up to 8.75) under ASan beside a nice-19 hog,
+          // enough in CI's ASan step to leave a twentyfold drill unnamed (docs/fleet.md).
+          // Unpaced, its exchanges run beside theirs as any group's do.
           const double paced = natural / task.slow_factor;
           owed_pause_s += paced - natural;
           elapsed = paced;
