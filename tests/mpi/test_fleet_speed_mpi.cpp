@@ -71,10 +71,11 @@ TEST_CASE("fleet host: a slow node is a straggler with its partners healthy") {
   // scheduler, and is accepted only where the verdict shows it (docs/fleet.md).
   constexpr double kDrill = 0.05;
   constexpr double kSlowFactor = 0.4;
-  const auto r = run_fleet(8,
-                           {"--inject-fault", "allgather-slow:0.05@node=4", "--slow-factor", "0.4",
-                            "--sizes", "256K", "--group-timeout", "60"},
-                           170);
+  const auto r = run_fleet(
+      8,
+      {"--inject-fault", "allgather-slow:" + std::to_string(kDrill) + "@node=4", "--slow-factor",
+       std::to_string(kSlowFactor), "--sizes", "256K", "--group-timeout", "60"},
+      170);
   INFO(groups_of_rank(r.verdict, 4));
   INFO(r.verdict.dump(2));
   const std::set<int> faulty = ranks_of(r.verdict.at("faulty"));
