@@ -234,12 +234,15 @@ note_failed_tests() {
                 left > 0 && /^ *[{[]$/ { left = 0 }
                 left > 0 { print substr($0, 1, 200); left--; if (++n >= 24) exit }' "$2")
   # A sanitizer report from a process whose exit no test checks fails the step with every test
-  # passed (sanitize.sh's reports_clean): quote the reports' first lines that say what and where
-  # (CI stop 38 lost them).
+  # passed (sanitize.sh's reports_clean): quote each report's first lines, whatever they say,
+  # then the lines that say what and where. CI stop 38 lost them all; at stop 40 only the
+  # file names came through, because the runtime's own failure ("Tracer caught signal 11")
+  # has none of the words an error report has.
   while IFS= read -r line; do
     summary+=("    $line")
-  done < <(awk '/sanitizer report\(s\):$/ { on = 1 }
-                on && (/^--- / || /ERROR: |runtime error|SUMMARY: |^ *#[0-5] /) {
+  done < <(awk '/sanitizer report\(s\):$/ { on = 1; next }
+                on && /^--- / { head = 4; print substr($0, 1, 200); if (++n >= 24) exit; next }
+                on && (head-- > 0 || /ERROR: |runtime error|SUMMARY: |^ *#[0-5] /) {
                   print substr($0, 1, 200); if (++n >= 24) exit }' "$2")
 }
 
