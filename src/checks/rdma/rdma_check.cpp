@@ -1,12 +1,8 @@
 #include "checks/rdma/rdma_check.hpp"
 
-#include <limits.h>
-#include <stdlib.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,16 +14,16 @@
 #include "checks/common/fault_kinds.hpp"
 #include "checks/common/findings.hpp"
 #include "checks/common/judgement.hpp"
-#include "checks/common/pci_link.hpp"
+#include "checks/rdma/rdma_drills.hpp"
 #include "checks/rdma/rdma_fabric.hpp"
 #include "checks/rdma/rdma_figures.hpp"
 #include "checks/rdma/rdma_findings.hpp"
+#include "checks/rdma/rdma_host.hpp"
 #include "checks/rdma/rdma_judge.hpp"
 #include "checks/rdma/rdma_math.hpp"
 #include "checks/rdma/rdma_plan.hpp"
 #include "checks/rdma/rdma_readings.hpp"
 #include "checks/rdma/rdma_thresholds.hpp"
-#include "model/bounded_input.hpp"
 #include "preflight/catalogue.hpp"
 #include "preflight/errors.hpp"
 
@@ -43,142 +39,6 @@ constexpr auto kInventoryBudget = 15s;
 constexpr auto kConnectAllowance = 10s;  // beyond a transfer's seconds: setup, connect, drain
 // Kept free before the check's deadline to record what ran (CheckContext::finish_by).
 constexpr auto kRdmaEndMargin = 1s;
-// The drill that slows one transfer, named by its entity (a mesh cell, a NIC pair).
-constexpr const char* kPathSlowKind = "rdma-path-slow";
-// /sys/devices/system/node/online is one line of node ranges; a page is the most sysfs gives.
-constexpr std::size_t kMaxNodeListBytes = 4096;
-
-std::vector<GpuLocation> gpu_locations(const NodeReading& node) {
-  std::vector<GpuLocation> out;
-  for (const auto& g : node.gpus) {
-    // NVML spells bus ids "00000000:1B:00.0"; sysfs "0000:1b:00.0".
-    const std::string name = pci_sysfs_name(g.pci_bus_id);
-    if (name.empty()) continue;
-    const std::string link = "/sys/bus/pci/devices/" + name;
-    char resolved[PATH_MAX];
-    if (realpath(link.c_str(), resolved) == nullptr) continue;
-    GpuLocation loc;
-    loc.index = g.index;
-    loc.sysfs_path = resolved;
-    std::ifstream numa(link + "/numa_node");
-    if (!(numa >> loc.numa_node)) loc.numa_node = -1;
-    out.push_back(loc);
-  }
-  return out;
-}
-
-// A node list under devices/system/node/ of `sysfs_root`; nullopt where it cannot be read.
-std::optional<std::vector<int>> node_list(const std::string& sysfs_root, const char* name) {
-  try {
-    return parse_numa_node_list(
-        read_bounded_file(sysfs_root + "/devices/system/node/" + name, kMaxNodeListBytes));
-  } catch (const InvalidInput&) {
-    return std::nullopt;
-  }
-}
-
-// The host's NUMA nodes under `sysfs_root` that hold memory: `online`, less the nodes
-// `has_memory` leaves out (a CPU-only node, the memoryless nodes Grace Hopper lists), which have
-// no page to bind a buffer to. Empty where `online` cannot be read (a kernel without NUMA, a
-// container without sysfs), which plans one loopback per NIC as on a one-node host.
-std::vector<int> host_numa_nodes(const std::string& sysfs_root) {
-  std::vector<int> nodes = node_list(sysfs_root, "online").value_or(std::vector<int>{});
-  if (const auto with_memory = node_list(sysfs_root, "has_memory")) {
-    nodes.erase(std::remove_if(nodes.begin(), nodes.end(),
-                               [&](int node) {
-                                 return std::find(with_memory->begin(), with_memory->end(), node) ==
-                                        with_memory->end();
-                               }),
-                nodes.end());
-  }
-  return nodes;
-}
-
-// rdma-path-slow names one transfer by its entity, among every transfer the node's mesh and pairs
-// have (`all`, whatever this run's rotation step covers): the factor per entity. An entity no
-// transfer has is reported, so a drill cannot pass by testing nothing.
-std::map<std::string, double> path_faults(const FaultPlan& faults,
-                                          const std::vector<PlannedTransfer>& all,
-                                          std::vector<Finding>& findings) {
-  std::map<std::string, double> slow;
-  for (const InjectedFault* f : faults.of_kind(kPathSlowKind)) {
-    const std::string& entity = f->target.name;
-    const bool found = std::any_of(all.begin(), all.end(),
-                                   [&](const PlannedTransfer& t) { return t.entity == entity; });
-    if (!found) {
-      Finding missing = make_finding(
-          shared_findings(), "FAULT_TARGET_MISSING", entity,
-          "--inject-fault " + f->spec + ": no transfer of this node's rdma check is " + entity +
-              " (a path NIC-numaN or NIC-gpuN of the loopback mesh, a NIC's loopback on a host "
-              "of one NUMA node, or a NIC pair NIC-NIC)");
-      missing.injected = true;
-      findings.push_back(std::move(missing));
-      continue;
-    }
-    slow[entity] = f->number.value_or(1.0);
-  }
-  return slow;
-}
-
-// rdma-down and rdma-slow name NICs; a name the node does not have is reported, so a drill
-// cannot pass by testing nothing.
-void apply_faults(const FaultPlan& faults, RdmaInventory& inv, std::map<std::string, double>& slow,
-                  std::vector<Finding>& findings) {
-  // The counter drills (counters.hpp) are checked here too: a drill at a NIC the node lacks tests
-  // nothing.
-  for (const char* kind : {"rdma-down", "rdma-slow", "rnic-symbol-errors", "rnic-link-downed"}) {
-    for (const InjectedFault* f : faults.of_kind(kind)) {
-      auto it = std::find_if(inv.devices.begin(), inv.devices.end(),
-                             [&](const RdmaDevice& d) { return d.name == f->target.name; });
-      if (it == inv.devices.end()) {
-        Finding missing = make_finding(
-            shared_findings(), "FAULT_TARGET_MISSING", f->target.name,
-            "--inject-fault " + f->spec + ": this node has no RDMA device " + f->target.name);
-        missing.injected = true;
-        findings.push_back(std::move(missing));
-        continue;
-      }
-      if (std::string(kind) == "rdma-down") {
-        for (auto& port : it->ports) {
-          port.state = "DOWN";
-          port.phys_state = "Disabled";
-        }
-      } else if (std::string(kind) == "rdma-slow") {
-        slow[it->name] = f->number.value_or(1.0);
-      }
-    }
-  }
-}
-
-// The CUDA ordinal of the GPU with this NVML index; -1 when CUDA cannot use it.
-int cuda_ordinal(const NodeReading& node, int gpu_index) {
-  for (const auto& g : node.gpus) {
-    if (g.index == gpu_index) return g.cuda_ordinal;
-  }
-  return -1;
-}
-
-// The nearest GPU of each device (unless the engine knew it) and how close it is: what tells
-// the compute NICs from the others (rdma_judge.hpp).
-std::vector<RdmaNicReading> locate(const std::vector<RdmaDevice>& devices,
-                                   const std::vector<GpuLocation>& gpus) {
-  std::vector<RdmaNicReading> out;
-  for (const RdmaDevice& d : devices) {
-    RdmaNicReading r;
-    r.device = d;
-    if (r.device.nearest_gpu < 0 && !d.sysfs_path.empty()) {
-      r.device.nearest_gpu = nearest_gpu(d.sysfs_path, d.numa_node, gpus);
-    }
-    for (const GpuLocation& g : gpus) {
-      if (g.index == r.device.nearest_gpu && !d.sysfs_path.empty()) {
-        r.gpu_affinity = gpu_affinity(d.sysfs_path, d.numa_node, g);
-      }
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
 // The figures of a transfer that completed (its data may still have arrived changed: that is
 // its observation, rdma_transfer_observation).
 void record_transfer_metrics(const PlannedTransfer& t, const RdmaTransferResult& r,
@@ -267,7 +127,7 @@ RdmaCheck::RdmaCheck(std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)
       slow_kind("rdma-slow", TargetType::nic,
                 "RDMA writes from and to the NIC deliver FACTOR of their bandwidth, e.g. 0.5",
                 {"RDMA_BANDWIDTH_LOW", "RDMA_BANDWIDTH_MARGINAL", "FAULT_TARGET_MISSING"}),
-      slow_kind(kPathSlowKind, TargetType::nic,
+      slow_kind(kRdmaPathSlowKind, TargetType::nic,
                 "the one transfer named (a loopback-mesh path such as nic=mlx5_0-gpu3 or "
                 "nic=mlx5_0-numa1, or a NIC pair nic=mlx5_0-mlx5_3) delivers FACTOR of its "
                 "bandwidth, e.g. 0.5",
@@ -364,8 +224,8 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   const auto skip_or_fail = [&](const std::string& why, const char* code) {
     // A fault aimed at a NIC this node lacks is reported even here: a drill must not pass by
     // testing nothing.
-    apply_faults(*ctx.faults, *inv, slow, result.findings);
-    (void)path_faults(*ctx.faults, {}, result.findings);
+    apply_rdma_faults(*ctx.faults, *inv, slow, result.findings);
+    (void)rdma_path_faults(*ctx.faults, {}, result.findings);
     if (!expected && result.findings.empty()) {
       result.status = Status::skip;
       result.skip_reason = why;
@@ -389,8 +249,8 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   if (!inv->library_loaded) return skip_or_fail(inv->error, "RDMA_UNAVAILABLE");
   if (inv->devices.empty()) return skip_or_fail("no RDMA device on this node", "RDMA_NO_DEVICE");
 
-  apply_faults(*ctx.faults, *inv, slow, result.findings);
-  readings.devices = locate(inv->devices, gpu_locations(*ctx.node));
+  apply_rdma_faults(*ctx.faults, *inv, slow, result.findings);
+  readings.devices = locate_rdma_devices(inv->devices, rdma_gpu_locations(*ctx.node));
   readings.gpus = static_cast<int>(ctx.node->gpus.size());
   assign_roles(readings, *ctx.thresholds);
   for (const RdmaDevice& d : inv->devices) {
@@ -438,7 +298,8 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
   request.shape.nics = shape.nics;
   const RdmaWork work = plan_rdma(request, shape, endpoints);
   std::vector<PlannedTransfer> transfers = plan_transfers(compute, mesh, work.coverage());
-  const std::map<std::string, double> slow_paths = path_faults(*ctx.faults, all, result.findings);
+  const std::map<std::string, double> slow_paths =
+      rdma_path_faults(*ctx.faults, all, result.findings);
   for (const auto& slowed : slow_paths) {
     // A drill's path that this run's rotation step does not cover runs too: the drill must test
     // what it names.
@@ -485,7 +346,7 @@ CheckResult RdmaCheck::run(CheckContext& ctx) const {
     job.host_numa_node = t.host_numa_node;
     job.op = t.op;
     if (t.memory == RdmaMemory::gpu) {
-      job.gpu_cuda_ordinal = cuda_ordinal(*ctx.node, t.gpu_index);
+      job.gpu_cuda_ordinal = cuda_ordinal_of(*ctx.node, t.gpu_index);
       if (job.gpu_cuda_ordinal < 0) continue;  // CUDA cannot use that GPU: inventory says so
     }
     job.seconds = work.transfer_s;
