@@ -5,12 +5,12 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "support/recorded_verdict.hpp"
 #include "support/subprocess.hpp"
 
 namespace preflight::test {
@@ -20,36 +20,17 @@ namespace {
 // shape it was judged as, and the limited figures of two checks (a GPU's GEMM speed per GPU and
 // the node's slowest NVLink pair).
 nlohmann::json bcmd_verdict(const std::string& host, int day, double tflops) {
-  char started[32];
-  std::snprintf(started, sizeof started, "2026-11-%02dT03:00:00Z", day);
   nlohmann::json gemm_metrics = nlohmann::json::object();
   for (int gpu = 0; gpu < 2; ++gpu) {
     gemm_metrics["gpu" + std::to_string(gpu) + ".bf16.tflops_median"] = tflops * (1 + 0.001 * gpu);
     gemm_metrics["gpu" + std::to_string(gpu) + ".bf16.tflops_min"] = tflops * 0.95;
   }
-  return {
-      {"schema", "preflight.verdict/1"},
-      {"tool", {{"name", "preflight"}, {"version", "0.1.0"}, {"git", "test"}}},
-      {"host", host},
-      {"started_at", started},
-      {"duration_s", 40.0},
-      {"profile", "quick"},
-      {"argv", {"preflight", "run", "--json", "v.json"}},
-      {"verdict", "pass"},
-      {"exit_code", 0},
-      {"reason", ""},
-      {"injected_faults", nlohmann::json::array()},
-      {"findings", nlohmann::json::array()},
-      {"checks",
-       {{{"name", "gemm"}, {"status", "pass"}, {"metrics", gemm_metrics}},
-        {{"name", "nvlink"},
-         {"status", "pass"},
-         {"metrics", {{"unidirectional_min_gbps", 370.0 + day * 0.5}}}}}},
-      {"thresholds",
-       {{"sku", "h100-sxm5-80gb"},
-        {"node_shape", "hgx-h100"},
-        {"node_shape_by", "reference board of 8 x h100-sxm5-80gb"}}},
-  };
+  return recorded_verdict(host, november_2026(day, 3),
+                          {{{"name", "gemm"}, {"status", "pass"}, {"metrics", gemm_metrics}},
+                           {{"name", "nvlink"},
+                            {"status", "pass"},
+                            {"metrics", {{"unidirectional_min_gbps", 370.0 + day * 0.5}}}}},
+                          "reference board of 8 x h100-sxm5-80gb");
 }
 
 // `nodes` nodes of two runs each, as the Slurm hooks' history folders collected centrally.

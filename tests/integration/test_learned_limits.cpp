@@ -4,12 +4,12 @@
 // corrupt or foreign file in the history changes no verdict; a bad --history is exit 2.
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "support/recorded_verdict.hpp"
 #include "support/subprocess.hpp"
 
 namespace preflight::test {
@@ -18,29 +18,13 @@ namespace {
 // A healthy run's verdict as `run --json` writes one, cut to what the learned limits read: the
 // node shape, and each of two GPUs' GEMM speed.
 nlohmann::json ll_verdict(const std::string& host, int day, int hour, double tflops) {
-  char started[32];
-  std::snprintf(started, sizeof started, "2026-11-%02dT%02d:00:00Z", day, hour);
   nlohmann::json metrics = nlohmann::json::object();
   for (int gpu = 0; gpu < 2; ++gpu) {
     metrics["gpu" + std::to_string(gpu) + ".bf16.tflops_median"] = tflops * (1 + 0.001 * gpu);
   }
-  return {
-      {"schema", "preflight.verdict/1"},
-      {"tool", {{"name", "preflight"}, {"version", "0.1.0"}, {"git", "test"}}},
-      {"host", host},
-      {"started_at", started},
-      {"duration_s", 40.0},
-      {"profile", "quick"},
-      {"argv", {"preflight", "run"}},
-      {"verdict", "pass"},
-      {"exit_code", 0},
-      {"reason", ""},
-      {"injected_faults", nlohmann::json::array()},
-      {"findings", nlohmann::json::array()},
-      {"checks", {{{"name", "gemm"}, {"status", "pass"}, {"metrics", metrics}}}},
-      {"thresholds",
-       {{"sku", "h100-sxm5-80gb"}, {"node_shape", "hgx-h100"}, {"node_shape_by", "--node-shape"}}},
-  };
+  return recorded_verdict(host, november_2026(day, hour),
+                          {{{"name", "gemm"}, {"status", "pass"}, {"metrics", metrics}}},
+                          "--node-shape");
 }
 
 // The codes of a verdict's run-level findings.
@@ -112,8 +96,8 @@ TEST_CASE("learned limits: a node 5.5% slower than its siblings fails once the b
   TempDir history;
   write_file(history.file("prolog-0.json"), ll_verdict("gpu300", 9, 3, 750).dump(2));
   write_file(history.file("prolog-1.json"), ll_verdict("gpu300", 9, 15, 749).dump(2));
-  const RunResult once = preflight(
-      {"judge", slow, "--thresholds", site, "--history", history.path(), "--json", "-"});
+  const RunResult once =
+      preflight({"judge", slow, "--thresholds", site, "--history", history.path(), "--json", "-"});
   INFO(describe(once));
   CHECK(once.exit_code == 0);
   const std::vector<std::string> once_codes = ll_codes(parse_json(once.out, "judge's verdict"));
@@ -121,8 +105,8 @@ TEST_CASE("learned limits: a node 5.5% slower than its siblings fails once the b
   CHECK_FALSE(ll_has(once_codes, "FIGURE_BELOW_BASELINE"));
   // Slow in the run before too: the node is slow, and fails.
   write_file(history.file("prolog-2.json"), ll_verdict("gpu300", 9, 21, 750 * 0.946).dump(2));
-  const RunResult twice = preflight(
-      {"judge", slow, "--thresholds", site, "--history", history.path(), "--json", "-"});
+  const RunResult twice =
+      preflight({"judge", slow, "--thresholds", site, "--history", history.path(), "--json", "-"});
   INFO(describe(twice));
   CHECK(twice.exit_code == 1);
   CHECK(ll_has(ll_codes(parse_json(twice.out, "judge's verdict")), "FIGURE_BELOW_BASELINE"));
