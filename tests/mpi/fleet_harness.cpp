@@ -119,17 +119,26 @@ std::string groups_of_rank(const json& v, int rank) {
     }
     return text.str();
   };
+  // A field as text whatever its type: this line explains a failure, so it must not throw on a
+  // verdict that is itself wrong.
+  const auto text = [](const json& object, const char* key) {
+    const auto it = object.find(key);
+    if (it == object.end()) return std::string("?");
+    return it->is_string() ? it->get<std::string>() : it->dump();
+  };
   for (const auto& round : v.value("rounds", json::array())) {
+    if (!round.is_object()) continue;
     for (const auto& g : round.value("groups", json::array())) {
+      if (!g.is_object()) continue;
       const json ranks = g.value("ranks", json::array());
       if (std::find(ranks.begin(), ranks.end(), rank) == ranks.end()) continue;
-      line << " | round " << round.value("index", 0) << " " << ranks.dump() << " "
-           << g.value("outcome", "?") << "/" << g.value("speed", "?") << " "
+      line << " | round " << text(round, "index") << " " << ranks.dump() << " "
+           << text(g, "outcome") << "/" << text(g, "speed") << " "
            << figure(g.value("busbw_gbps", json())) << " GB/s (unpaced "
            << figure(g.value("drill_unslowed_gbps", json())) << ", median "
            << figure(g.value("median_gbps", json())) << ", gap " << figure(g.value("gap", json()))
            << ", noise " << figure(g.value("noise", json())) << ")"
-           << (g.value("detail", "").rfind("speed not judged", 0) == 0 ? " not judged" : "");
+           << (text(g, "detail").rfind("speed not judged", 0) == 0 ? " not judged" : "");
     }
   }
   return line.str();
