@@ -51,10 +51,11 @@ struct MachineShape {
 // The built-in rows, in the order `preflight thresholds --node-shape` lists them.
 const std::vector<MachineShape>& node_shape_table();
 // By id, case-insensitively, in `site` first, then the built-in rows; nullptr when unknown.
-const MachineShape* find_node_shape(std::string_view id, const std::vector<MachineShape>& site = {});
+const MachineShape* find_node_shape(std::string_view id,
+                                    const std::vector<MachineShape>& site = {});
 // The shape whose DMI product names include `product_name` (trimmed); nullptr when none.
 const MachineShape* node_shape_for_dmi(std::string_view product_name,
-                                    const std::vector<MachineShape>& site = {});
+                                       const std::vector<MachineShape>& site = {});
 // The reference board for `gpus` GPUs of SKU `sku_id`; nullptr when none is.
 const MachineShape* reference_node_shape(std::string_view sku_id, int gpus);
 // "aws-p5.48xlarge, aws-p5en.48xlarge, ...": for messages naming what --node-shape accepts.
@@ -67,7 +68,7 @@ std::string read_dmi_product_name(const std::string& path = "/sys/class/dmi/id/p
 // A site's rows, from the thresholds file's "node_shapes" array; throws InvalidInput naming the
 // field ("node_shapes[1].port_gbps: ...") for a bad one. At most 64 rows.
 std::vector<MachineShape> parse_site_node_shapes(const nlohmann::ordered_json& array,
-                                              const std::string& path);
+                                                 const std::string& path);
 nlohmann::ordered_json node_shape_json(const MachineShape& shape);
 
 }  // namespace preflight

@@ -1,8 +1,8 @@
 #pragma once
-// The CUDA implementation of BandwidthEngine (include/preflight/engine/bandwidth_engine.hpp): the copy
-// measurements of the pcie, nvlink and hbm checks (bandwidth_engine.cpp), the benchmark's plain
-// copies and the peer-access query (bandwidth_reference.cpp), and the hbm check's memory pattern
-// test (bandwidth_pattern.cpp). Owned by the CUDA backend (cuda_backend.cpp,
+// The CUDA implementation of BandwidthEngine (include/preflight/engine/bandwidth_engine.hpp): the
+// copy measurements of the pcie, nvlink and hbm checks (bandwidth_engine.cpp), the benchmark's
+// plain copies and the peer-access query (bandwidth_reference.cpp), and the hbm check's memory
+// pattern test (bandwidth_pattern.cpp). Owned by the CUDA backend (cuda_backend.cpp,
 // NodeBackend::bandwidth_engine()).
 //
 // What callers can rely on beyond the interface:

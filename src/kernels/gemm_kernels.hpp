@@ -2,8 +2,8 @@
 // The gemm check's device code (src/kernels/gemm_kernels.cu): input generation, the fp64
 // column references, the fused verification of a product's output, and the two test hooks
 // (an injected corruption, a GPU held idle). Only the CUDA runtime's types appear here, so the
-// engine (src/gpu/cublas_gemm_engine.cpp) includes it without the device headers; the arithmetic the
-// kernels share with the host tests is in gemm_numerics.hpp.
+// engine (src/gpu/cublas_gemm_engine.cpp) includes it without the device headers; the arithmetic
+// the kernels share with the host tests is in gemm_numerics.hpp.
 //
 // Every launcher queues its work on `stream` and returns the launch error, if any; completion
 // and asynchronous errors are the caller's to observe (with events, never a synchronize).

@@ -27,8 +27,8 @@ const std::pair<std::string, std::string> kNoPcieTree = {
     "the VM shows its GPUs and NICs as virtual functions with no PCIe switch above them"};
 
 MachineShape row(std::string id, std::string name, std::string source,
-              std::vector<std::string> skus, int gpus, std::vector<std::string> transports,
-              int ports, double gbps) {
+                 std::vector<std::string> skus, int gpus, std::vector<std::string> transports,
+                 int ports, double gbps) {
   MachineShape s;
   s.id = std::move(id);
   s.name = std::move(name);
@@ -171,7 +171,7 @@ const MachineShape* find_node_shape(std::string_view id, const std::vector<Machi
 }
 
 const MachineShape* node_shape_for_dmi(std::string_view product_name,
-                                    const std::vector<MachineShape>& site) {
+                                       const std::vector<MachineShape>& site) {
   const std::string wanted = lower(trimmed(product_name));
   if (wanted.empty()) return nullptr;
   for (const auto* rows : {&site, &node_shape_table()}) {
@@ -209,7 +209,7 @@ std::string read_dmi_product_name(const std::string& path) {
 }
 
 std::vector<MachineShape> parse_site_node_shapes(const nlohmann::ordered_json& array,
-                                              const std::string& path) {
+                                                 const std::string& path) {
   if (!array.is_array()) throw InvalidInput(path + ": expected an array of node shapes");
   if (array.size() > kMaxSiteShapes) {
     throw InvalidInput(path + ": at most " + std::to_string(kMaxSiteShapes) + " node shapes");
@@ -221,7 +221,8 @@ std::vector<MachineShape> parse_site_node_shapes(const nlohmann::ordered_json& a
     MachineShape s;
     s.id = f.text("id");
     if (s.id.empty() || s.id.size() > 64 ||
-        s.id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+        s.id.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
             std::string::npos) {
       f.fail("id", "expected a name of letters, digits, '.', '_' or '-' (at most 64)");
     }

@@ -135,7 +135,9 @@ void add_findings(Exposition& out, const std::string& where, const std::vector<F
 // stands below its reference, so a dashboard sees a slow drift before it becomes a finding.
 void add_regressions(Exposition& out, const LearnedRecord& learned) {
   for (const RegressionRecord& r : learned.regressions) {
-    Labels labels{{"check", r.check}, {"entity", r.entity}, {"metric", r.metric},
+    Labels labels{{"check", r.check},
+                  {"entity", r.entity},
+                  {"metric", r.metric},
                   {"reference", r.reference_by}};
     out.add("preflight_history_drop_ratio",
             "a figure's median drop below its reference over the last runs (0.06: 6% lower; "

@@ -15,7 +15,7 @@ struct NodeArgs {
   std::vector<std::string> checks;   // --checks: instead of the profile's
   std::optional<int> expect_gpus;
   std::string thresholds_path;
-  std::string node_shape;  // --node-shape NAME (node_shape.hpp)
+  std::string node_shape;      // --node-shape NAME (node_shape.hpp)
   CheckOptions check_options;  // options the checks add (--gemm-dtypes ...), as text
   std::vector<std::string> inject_faults;
   std::string json_path;  // run: the node verdict; fleet: the fleet verdict; "-": stdout

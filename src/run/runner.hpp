@@ -114,7 +114,7 @@ struct RunSettings {
   // dmi_product_path, else the reference board of the GPUs found (node_shape.hpp).
   std::string node_shape;
   std::string dmi_product_path = "/sys/class/dmi/id/product_name";
-  CheckOptions options;         // check options (--gemm-dtypes ...), already validated
+  CheckOptions options;  // check options (--gemm-dtypes ...), already validated
   // The plan's inputs beyond discovery (docs/plan.md): the RDMA devices counted before the run
   // (the rdma check counts its compute NICs again), the rotation counter and where it came from,
   // and whether the deadline is a --timeout or the profile's default.

@@ -2,4 +2,6 @@
 // layer is found.
 #include "model/stats.hpp"
 
-int layout_probe_allowed() { return 0; }
+int layout_probe_allowed() {
+  return 0;
+}

@@ -2,4 +2,6 @@
 // above model, so this include must not compile.
 #include "run/runner.hpp"
 
-int layout_probe_wrong() { return 0; }
+int layout_probe_wrong() {
+  return 0;
+}

@@ -1,8 +1,8 @@
 // The fleet simulation of docs/baseline.md: limits learned from the fleet (learn_figure) and a
-// node's own history (judge_regression, judge_below_baseline), alone and together, on a generated fleet whose faults
-// are known. Fixed seeds, so the figures are the same on every run and every machine with
-// libstdc++ (std::normal_distribution is the library's, not the standard's); run with -s to
-// see them.
+// node's own history (judge_regression, judge_below_baseline), alone and together, on a generated
+// fleet whose faults are known. Fixed seeds, so the figures are the same on every run and every
+// machine with libstdc++ (std::normal_distribution is the library's, not the standard's); run with
+// -s to see them.
 //
 // The fleet: a GEMM bf16 figure of about 750 TFLOP/s, 8 GPUs a node, each GPU position its own
 // figure. Each node is off by N(0, 1%), shared by its GPUs, each GPU by a fixed N(0, 0.5%) more,
@@ -137,9 +137,10 @@ enum class SimMode { fleet_limit, own_history, own_and_fleet, together };
 // with a baseline and no history fails it; (b), (c) judge_regression of each GPU at each run
 // with a full window, (c) with the fleet baseline as the reference of a young history; (d) what
 // `run` does with a baseline and a history: (c), and a GPU below its limit in a majority of
-// the window (judge_below_baseline, FIGURE_BELOW_BASELINE), one bad run not counting. A node's earlier runs count as
-// healthy unless they were in a window judged regressed (an operator would not take a drop as
-// the node's new normal), so a degraded GPU keeps being compared with its runs before the drop.
+// the window (judge_below_baseline, FIGURE_BELOW_BASELINE), one bad run not counting. A node's
+// earlier runs count as healthy unless they were in a window judged regressed (an operator would
+// not take a drop as the node's new normal), so a degraded GPU keeps being compared with its runs
+// before the drop.
 void sim_flag_node(const SimFleet& f, int node, SimMode mode,
                    const std::array<SimBaseline, kSimGpus>& baselines,
                    const RegressionOptions& options, std::vector<char>& flagged,

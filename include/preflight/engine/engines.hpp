@@ -1,7 +1,7 @@
 #pragma once
 // The engines a run works with: the node backend (discovery, health, probes, telemetry) and the
-// four measurement engines. The app assembles them in one place (src/app/system_engines.cpp) from the
-// implementations this binary was built with; checks reach them through CheckContext::engines,
+// four measurement engines. The app assembles them in one place (src/app/system_engines.cpp) from
+// the implementations this binary was built with; checks reach them through CheckContext::engines,
 // tests hand in fakes.
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // The boundary between the gemm check (host-only: planning, judging) and the code that runs
-// cuBLAS products on a GPU (src/gpu/cublas_gemm_engine.cpp). Plain structs only, so the check and its
-// tests build without the toolkit and tests can hand the check runs of their own.
+// cuBLAS products on a GPU (src/gpu/cublas_gemm_engine.cpp). Plain structs only, so the check and
+// its tests build without the toolkit and tests can hand the check runs of their own.
 #include <atomic>
 #include <chrono>
 #include <cstdint>

@@ -130,9 +130,9 @@ std::vector<std::string> judge_port_rates(const std::vector<RdmaDevice>& compute
   return slow;
 }
 
-void judge_gpu_reach(const RdmaReadings& readings, const std::vector<const RdmaNicReading*>& compute,
-                     const MachineShape* shape, const std::vector<std::string>& explained,
-                     std::vector<Finding>& findings) {
+void judge_gpu_reach(const RdmaReadings& readings,
+                     const std::vector<const RdmaNicReading*>& compute, const MachineShape* shape,
+                     const std::vector<std::string>& explained, std::vector<Finding>& findings) {
   if (shape == nullptr || !shape->has_rdma_fabric()) return;
   const double reach = shape->gpu_reach_gbps();
   const int gpus = readings.gpus.value_or(shape->gpus);
@@ -162,22 +162,22 @@ void judge_gpu_reach(const RdmaReadings& readings, const std::vector<const RdmaN
     }
     if (sum >= reach || known_cause) continue;
     gpu_found = true;
-    findings.push_back(
-        make_finding(rdma_findings(), "RDMA_GPU_BANDWIDTH_LOW", gpu_entity(gpu),
-                     gpu_entity(gpu) + " reaches " + gbit(sum) + " over its own compute NICs (" +
-                         names + "); the node shape " + shape->id + " gives each GPU " +
-                         gbit(reach) + ": one of its NICs is missing or slow")
-            .measured(sum, "Gb/s", reach));
+    findings.push_back(make_finding(rdma_findings(), "RDMA_GPU_BANDWIDTH_LOW", gpu_entity(gpu),
+                                    gpu_entity(gpu) + " reaches " + gbit(sum) +
+                                        " over its own compute NICs (" + names +
+                                        "); the node shape " + shape->id + " gives each GPU " +
+                                        gbit(reach) + ": one of its NICs is missing or slow")
+                           .measured(sum, "Gb/s", reach));
   }
   const double expected = reach * gpus;
   if (total < expected && !gpu_found && !any_explained) {
-    findings.push_back(
-        make_finding(rdma_findings(), "RDMA_FABRIC_BANDWIDTH_LOW", "node",
-                     "the compute NICs carry " + gbit(total) + " in all (" +
-                         std::to_string(compute.size()) + " NICs), the node shape " + shape->id +
-                         " expects " + gbit(expected) + " (" + std::to_string(gpus) + " GPUs x " +
-                         gbit(reach) + "): a compute NIC is missing or slow")
-            .measured(total, "Gb/s", expected));
+    findings.push_back(make_finding(rdma_findings(), "RDMA_FABRIC_BANDWIDTH_LOW", "node",
+                                    "the compute NICs carry " + gbit(total) + " in all (" +
+                                        std::to_string(compute.size()) + " NICs), the node shape " +
+                                        shape->id + " expects " + gbit(expected) + " (" +
+                                        std::to_string(gpus) + " GPUs x " + gbit(reach) +
+                                        "): a compute NIC is missing or slow")
+                           .measured(total, "Gb/s", expected));
   }
   if (own.empty()) {
     findings.push_back(make_finding(
@@ -203,8 +203,8 @@ const MachineShape* fabric_shape(const RdmaReadings& readings, const Thresholds&
   }
   std::string list;
   for (const std::string& t : seen) list += (list.empty() ? "" : ", ") + t;
-  why = "the assumed node shape " + shape->id + " does not fit: its compute fabric is not " +
-        list + ", which is all this node's RDMA devices are; judged without a node shape (name "
+  why = "the assumed node shape " + shape->id + " does not fit: its compute fabric is not " + list +
+        ", which is all this node's RDMA devices are; judged without a node shape (name "
         "it with --node-shape)";
   return nullptr;
 }

@@ -37,9 +37,9 @@ std::vector<std::string> judge_port_rates(const std::vector<RdmaDevice>& compute
 // - RDMA_NOT_JUDGED (info) when no compute NIC's place on the PCIe tree is visible (a VM, a
 //   container without /sys/bus/pci): the node is judged as a whole, not per GPU.
 // `explained`: the entities of port findings already made (down, slow).
-void judge_gpu_reach(const RdmaReadings& readings, const std::vector<const RdmaNicReading*>& compute,
-                     const MachineShape* shape, const std::vector<std::string>& explained,
-                     std::vector<Finding>& findings);
+void judge_gpu_reach(const RdmaReadings& readings,
+                     const std::vector<const RdmaNicReading*>& compute, const MachineShape* shape,
+                     const std::vector<std::string>& explained, std::vector<Finding>& findings);
 
 // The shape the fabric is judged against: the thresholds' one, except an assumed reference board
 // that the node's RDMA devices contradict (none of its transports among them: an AWS node whose

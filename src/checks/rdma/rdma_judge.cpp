@@ -232,7 +232,8 @@ void cap_to_shape(const std::vector<RdmaNicReading>& devices, const MachineShape
     s.reason[i] = "beyond the node shape " + shape.id + "'s " +
                   std::to_string(shape.compute_ports) +
                   " compute ports: with no NIC's place on the PCIe tree visible the fastest of "
-                  "the " + layer_name(s.fabric_link_layer) + " NICs are taken for compute";
+                  "the " +
+                  layer_name(s.fabric_link_layer) + " NICs are taken for compute";
   }
 }
 
@@ -291,7 +292,8 @@ NicSelection select_compute_nics(const std::vector<RdmaNicReading>& devices,
   }
   bool any_switch = false;
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    any_switch = any_switch || (s.compute[i] && devices[i].gpu_affinity == GpuAffinity::pcie_switch);
+    any_switch =
+        any_switch || (s.compute[i] && devices[i].gpu_affinity == GpuAffinity::pcie_switch);
   }
   if (any_switch) {
     s.rule = NicRule::gpu_switch;
@@ -337,9 +339,9 @@ std::string describe_rule(const NicSelection& s) {
 }
 
 std::string describe_transfer(const PlannedTransfer& t) {
-  std::string text = t.kind + " " + t.from_device +
-                     (t.kind == "pair" ? " -> " + t.to_device : std::string()) +
-                     (t.memory == RdmaMemory::gpu ? " with " + gpu_entity(t.gpu_index) : std::string());
+  std::string text =
+      t.kind + " " + t.from_device + (t.kind == "pair" ? " -> " + t.to_device : std::string()) +
+      (t.memory == RdmaMemory::gpu ? " with " + gpu_entity(t.gpu_index) : std::string());
   if (t.memory == RdmaMemory::host && t.host_numa_node >= 0) {
     text += " with NUMA node " + std::to_string(t.host_numa_node) + " memory";
   }
@@ -411,9 +413,9 @@ std::vector<Finding> judge_rdma(const RdmaReadings& readings, const Thresholds& 
   for (std::size_t i = 0; i < readings.devices.size(); ++i) {
     const RdmaDevice& d = readings.devices[i].device;
     if (!s.compute[i]) {
-      findings.push_back(make_finding(rdma_findings(), "RDMA_NIC_NOT_COMPUTE", d.name,
-                                      "role " + nic_role(d, false, fabric) + ", " +
-                                          other_nic_text(d, s.reason[i])));
+      findings.push_back(make_finding(
+          rdma_findings(), "RDMA_NIC_NOT_COMPUTE", d.name,
+          "role " + nic_role(d, false, fabric) + ", " + other_nic_text(d, s.reason[i])));
       continue;
     }
     compute.push_back(d);

@@ -42,8 +42,8 @@ struct RdmaTransferReading {
 };
 
 struct RdmaReadings {
-  std::vector<RdmaNicReading> devices;         // in the order libibverbs lists them
-  std::optional<int> expect_rnics;             // --expect-rnics
+  std::vector<RdmaNicReading> devices;  // in the order libibverbs lists them
+  std::optional<int> expect_rnics;      // --expect-rnics
   std::optional<int> gpus;  // the node's GPUs, for what each GPU reaches; nullopt: not recorded
   std::vector<std::string> rdma_devices;       // --rdma-devices; empty: not given
   std::vector<RdmaTransferReading> transfers;  // in the order run

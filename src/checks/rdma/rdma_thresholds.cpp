@@ -12,8 +12,8 @@ const ThresholdSpecs& rdma_thresholds() {
       // should have comes from the node shape (node_shape.hpp) or its siblings, not from the GPU
       // model: an H100 node may have 400 Gb/s InfiniBand or 100 Gb/s EFA (docs/thresholds.md).
       {"rdma.min_port_gbps", "Gb/s",
-       "every active compute RDMA port must run at least this rate, Gb/s (0: no minimum)", 0,
-       3200, false, 0},
+       "every active compute RDMA port must run at least this rate, Gb/s (0: no minimum)", 0, 3200,
+       false, 0},
       {"rdma.sibling_fraction", "fraction",
        "a compute RDMA port below this share of the median rate of its sibling compute ports "
        "(same transport) fails RDMA_PORT_SLOW",

@@ -1,6 +1,6 @@
 #pragma once
-// Internal helpers of the HTML report (src/report/html/html_*.cpp, docs/report.md): escaping, tolerant
-// field access, number formatting, colour classes.
+// Internal helpers of the HTML report (src/report/html/html_*.cpp, docs/report.md): escaping,
+// tolerant field access, number formatting, colour classes.
 //
 // The documents come from other machines and from older or newer versions of preflight, and a
 // report of a broken verdict is exactly when the page is needed. So every accessor here takes

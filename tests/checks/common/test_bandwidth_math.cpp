@@ -23,10 +23,10 @@
 using preflight::BadRange;
 using preflight::BandwidthMatrix;
 using preflight::ChunkMismatch;
+using preflight::kMiB;
 using preflight::MemoryPattern;
 using preflight::PairClass;
 using preflight::PairJudgement;
-using preflight::kMiB;
 
 namespace {
 

@@ -17,8 +17,8 @@ using preflight::GemmDetector;
 using preflight::GemmDtype;
 using preflight::GemmSettings;
 using preflight::InvalidInput;
-using preflight::Profile;
 using preflight::kGiB;
+using preflight::Profile;
 
 namespace {
 

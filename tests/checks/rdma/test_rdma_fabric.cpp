@@ -80,8 +80,8 @@ std::set<std::string> fabric_codes(const std::vector<Finding>& findings, bool wi
 TEST_CASE("rdma fabric: an AWS p5.48xlarge passes with its shape, detected or assumed absent") {
   // Before node shapes every one of the 32 ports failed RDMA_PORT_SLOW against the H100 SKU's
   // 400 Gb/s per-port floor.
-  CHECK(fabric_codes(judge_rdma(p5_efa(), with_shape("h100-sxm5-80gb", "aws-p5.48xlarge")))
-            .empty());
+  CHECK(
+      fabric_codes(judge_rdma(p5_efa(), with_shape("h100-sxm5-80gb", "aws-p5.48xlarge"))).empty());
   // Named as the H100 reference board on purpose, the EFA devices are no part of its fabric and
   // the node fails for having none.
   const auto as_hgx = judge_rdma(p5_efa(), with_shape("h100-sxm5-80gb", "hgx-h100"));
@@ -128,7 +128,8 @@ TEST_CASE("rdma fabric: a bond at half rate is found with no SKU, shape or thres
   for (int i = 0; i < 4; ++i) {
     RdmaNicReading b = fabric_nic("mlx5_bond_" + std::to_string(i), "roce",
                                   fabric_port(i == 2 ? 100 : 200, "Ethernet"));
-    b.device.bond_members = {"ens" + std::to_string(i) + "f0np0", "ens" + std::to_string(i) + "f1np1"};
+    b.device.bond_members = {"ens" + std::to_string(i) + "f0np0",
+                             "ens" + std::to_string(i) + "f1np1"};
     r.devices.push_back(b);
   }
   const Thresholds generic = test::builtin_thresholds(nullptr, "test");
@@ -150,8 +151,8 @@ TEST_CASE("rdma fabric: a DGX H200 in a container passes as its reference board"
   // storage port at 100 Gb/s, another disabled, and the bonded Ethernet in-band ports.
   RdmaReadings r;
   r.gpus = 8;
-  for (const char* name : {"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9",
-                           "mlx5_10", "mlx5_11"}) {
+  for (const char* name :
+       {"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"}) {
     r.devices.push_back(fabric_nic(name, "ib", fabric_port(400, "InfiniBand")));
   }
   r.devices.push_back(fabric_nic("mlx5_1", "ib", fabric_port(100, "InfiniBand")));
@@ -181,8 +182,8 @@ TEST_CASE("rdma fabric: a DGX H200 in a container passes as its reference board"
 
 TEST_CASE("rdma fabric: roles are recorded, and a shape without RDMA has no compute NIC") {
   RdmaReadings r;
-  r.devices.push_back(fabric_nic("mlx5_0", "ib", fabric_port(400, "InfiniBand"), 0,
-                                 GpuAffinity::pcie_switch));
+  r.devices.push_back(
+      fabric_nic("mlx5_0", "ib", fabric_port(400, "InfiniBand"), 0, GpuAffinity::pcie_switch));
   r.devices.push_back(fabric_nic("mlx5_1", "ib", fabric_port(200, "InfiniBand")));
   // An Azure VM's accelerated-networking function: Ethernet beside an InfiniBand fabric.
   r.devices.push_back(fabric_nic("mlx5_an0", "roce", fabric_port(100, "Ethernet")));

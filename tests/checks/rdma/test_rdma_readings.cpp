@@ -240,7 +240,8 @@ TEST_CASE("rdma readings: a healthy DGX H200 passes, its storage ports reported,
     CHECK(f.severity == Severity::info);
     if (f.entity == "mlx5_2") {
       CHECK(f.message ==
-            "role management, not a compute NIC: no GPU shares its PCIe switch (nearest gpu0 is on its NUMA node, "
+            "role management, not a compute NIC: no GPU shares its PCIe switch (nearest gpu0 is on "
+            "its NUMA node, "
             "under another host bridge), while other NICs share one with a GPU; ports: 1 "
             "ACTIVE/LinkUp 200 Gb/s Ethernet; not judged, no transfers");
     }
