@@ -3,6 +3,7 @@
 // (`preflight baseline`, `--history`): the tests of both build their fleets and histories from it.
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
